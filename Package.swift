@@ -1,0 +1,111 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// CI sets COURIER_STRICT=1 so that our own targets treat every warning as an error,
+// without imposing that on packages that depend on Courier.
+let strict = Context.environment["COURIER_STRICT"] != nil
+
+let swiftSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ] + (strict ? [.treatAllWarnings(as: .error)] : [])
+
+let package = Package(
+    name: "Courier",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Courier", targets: ["Courier"]),
+        .library(name: "CourierTransport", targets: ["CourierTransport"]),
+        .library(name: "CourierServices", targets: ["CourierServices"]),
+        .library(name: "CourierCaching", targets: ["CourierCaching"]),
+        .library(name: "CourierTesting", targets: ["CourierTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // Test server only: never a dependency of a library product.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+    ],
+    targets: [
+        .target(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            name: "CourierTransport",
+            dependencies: [
+                "CCurl",
+                "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Transport",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierCaching",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types")
+            ],
+            path: "Sources/Caching",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierServices",
+            dependencies: ["CourierTransport", "CourierCaching"],
+            path: "Sources/Services",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierTesting",
+            dependencies: ["CourierServices"],
+            path: "Sources/Testing",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Courier",
+            dependencies: ["CourierTransport", "CourierCaching", "CourierServices"],
+            path: "Sources/Courier",
+            swiftSettings: swiftSettings
+        ),
+
+        // Loopback HTTP server with fault injection, used by the tests and the demo.
+        .target(
+            name: "CourierTestServer",
+            dependencies: [
+                "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "courier-demo",
+            dependencies: ["Courier", "CourierTestServer"],
+            path: "Examples/Demo",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "courier-fetch",
+            dependencies: ["Courier"],
+            path: "Examples/Fetch",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierTransportTests",
+            dependencies: ["CourierTransport", "CourierTestServer"],
+            path: "Tests/CourierTransportTests",
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

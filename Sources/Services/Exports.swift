@@ -1,0 +1,3 @@
+// CourierServices: `Resource`, `load()` and the `RequestCoordinator` build on these.
+@_exported public import CourierTransport
+@_exported public import CourierCaching

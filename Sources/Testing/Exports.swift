@@ -1,0 +1,2 @@
+// CourierTesting: test doubles for Courier users' own tests.
+@_exported public import CourierServices

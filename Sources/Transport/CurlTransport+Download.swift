@@ -1,0 +1,55 @@
+public import HTTPTypes
+internal import FoundationEssentials
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+extension CurlTransport {
+    /// Downloads a response body to the file at `path`, inflating it as it streams, with
+    /// memory bounded by ``Configuration/streamBufferSize`` whatever the body's size.
+    ///
+    /// The body is written to a temporary file beside `path` and renamed over it only once
+    /// complete: a failed download never leaves a partial file at `path`. Set
+    /// ``TransferOptions/maximumBodySize`` to `nil` for bodies over 64 MiB.
+    ///
+    /// - Returns: The response head and metrics; `body` is empty.
+    /// - Throws: ``ServiceError``, as ``send(_:body:options:)``, and `fileAccess`.
+    public func download(
+        _ request: HTTPRequest, body: RequestBody? = nil, to path: String, options: TransferOptions = TransferOptions()
+    ) async throws -> TransportResponse {
+        let streamed = try await stream(request, body: body, options: options)
+        let temporary = path + ".courier-\(UInt64.random(in: 0...UInt64.max)).part"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ServiceError(.fileAccess, "Cannot create the download file (errno \(errno)).")
+        }
+        var renamed = false
+        defer {
+            close(descriptor)
+            if !renamed { unlink(temporary) }
+        }
+        var written: Int64 = 0
+        for try await chunk in streamed.body {
+            try chunk.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        throw ServiceError(.fileAccess, "Writing the download file failed (errno \(errno)).")
+                    }
+                    offset += count
+                }
+            }
+            written += Int64(chunk.count)
+        }
+        guard rename(temporary, path) == 0 else {
+            throw ServiceError(.fileAccess, "Cannot move the download into place (errno \(errno)).")
+        }
+        renamed = true
+        var response = TransportResponse(head: streamed.head)
+        response.metrics.redirectCount = streamed.redirectCount
+        response.metrics.bytesReceived = written
+        return response
+    }
+}

@@ -1,0 +1,179 @@
+internal import FoundationEssentials
+public import HTTPTypes
+public import Logging
+
+/// The real transport: libcurl's multi interface driven by one event-loop thread.
+///
+/// Create one per process (or per server) and share it: connections, TLS sessions and
+/// DNS results are reused across every request it sends. Call ``shutdown(cancellingInFlight:)``
+/// before dropping it to drain what is in flight; dropping it cancels what is left.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// let request = HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/")
+/// let response = try await transport.send(request)
+/// print(response.head.status, response.body.count)
+/// await transport.shutdown()
+/// ```
+public final class CurlTransport: HTTPTransport {
+    /// Settings fixed for the transport's lifetime. Every property has a production default.
+    public struct Configuration: Sendable {
+        /// Connections kept open per host at most; 0 is unlimited. 64 by default.
+        public var maximumConnectionsPerHost = 64
+        /// Connections open at most, all hosts together; 0 is unlimited. 0 by default.
+        public var maximumConnections = 0
+        /// Idle connections kept for reuse; 0 lets curl size its cache. 0 by default.
+        public var maximumIdleConnections = 0
+        /// Bytes a streamed body may buffer before the transfer pauses. 256 KiB by default.
+        public var streamBufferSize = 256 << 10
+        /// The loop thread's name, as profilers show it. "courier-curl" by default.
+        public var threadName = "courier-curl"
+
+        /// Creates the default configuration.
+        public init() {}
+    }
+
+    /// The configuration in force.
+    public let configuration: Configuration
+    let loop: CurlEventLoop
+    private let backgroundLogger: Logger?
+
+    /// Starts a transport and its loop thread.
+    public init(configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil) {
+        self.configuration = configuration
+        self.backgroundLogger = backgroundLogger
+        loop = CurlEventLoop(
+            limits: .init(
+                connectionsPerHost: configuration.maximumConnectionsPerHost,
+                connections: configuration.maximumConnections,
+                idleConnections: configuration.maximumIdleConnections,
+                idleHandles: 256),
+            threadName: configuration.threadName)
+    }
+
+    deinit {
+        loop.shutdownDetached()
+    }
+
+    /// Stops accepting requests, then waits for those in flight to finish (or cancels them
+    /// with `shutDown` when `cancellingInFlight` is `true`) and releases curl's resources.
+    public func shutdown(cancellingInFlight: Bool = false) async {
+        backgroundLogger?.debug("courier transport shutting down", metadata: ["sdk.cancel": "\(cancellingInFlight)"])
+        await loop.shutdown(cancelInFlight: cancellingInFlight)
+    }
+
+    /// Sends a request and returns the whole response in memory, inflated.
+    ///
+    /// - Throws: ``ServiceError`` (`invalidRequest`, `timedOut`, `cannotConnect`,
+    ///   `dnsFailed`, `tlsFailed`, `pinningFailed`, `connectionClosed`, `truncatedBody`,
+    ///   `malformedResponse`, `headersTooLarge`, `decompressionFailed`,
+    ///   `unsupportedEncoding`, `responseTooLarge`, `tooManyRedirects`, `redirectRefused`,
+    ///   `fileAccess`, `cancelled`, `shutDown`, `networkFailed`).
+    public func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+        -> TransportResponse
+    {
+        defer { options.progress?.finish() }
+        let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: false)
+        var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
+        response.metrics.redirectCount = redirects
+        if options.decompressesResponses {
+            let encoding = try ContentEncoding(headers: hop.head.headerFields)
+            if encoding != .identity {
+                let inflater = Inflater(encoding: encoding)
+                response.body = try hop.body.withUnsafeBytes { bytes in
+                    try inflater.inflateAll(bytes, limit: options.maximumBodySize)
+                }
+                response.head.headerFields[.contentEncoding] = nil
+                response.head.headerFields[.contentLength] = nil
+            }
+        }
+        return response
+    }
+
+    /// Sends a request and returns as soon as the response head arrives; the body follows
+    /// as an `AsyncSequence` of chunks, inflated as they arrive. The transfer pauses while
+    /// the consumer lags (``Configuration/streamBufferSize``) and stops when the consumer
+    /// stops iterating or its task is cancelled.
+    public func stream(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
+        async throws -> StreamedResponse
+    {
+        let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: true)
+        guard let channel = hop.channel else {
+            throw ServiceError(.malformedResponse, "The transfer ended without a body stream.")
+        }
+        var head = hop.head
+        var encoding = ContentEncoding.identity
+        if options.decompressesResponses {
+            do {
+                encoding = try ContentEncoding(headers: head.headerFields)
+            } catch {
+                channel.close()
+                throw error
+            }
+            if encoding != .identity {
+                head.headerFields[.contentEncoding] = nil
+                head.headerFields[.contentLength] = nil
+            }
+        }
+        return StreamedResponse(
+            head: head, redirectCount: redirects,
+            body: ResponseBodyStream(
+                channel: channel, encoding: encoding, limit: options.maximumBodySize,
+                onEnd: { options.progress?.finish() }))
+    }
+
+    /// Runs hops until one is not a redirect to follow.
+    private func followRedirects(
+        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
+    ) async throws -> (HopResult, Int) {
+        try RequestValidation.validate(request)
+        var hop = RedirectHop(request: request, body: body)
+        var redirects = 0
+        while true {
+            let prepared = PreparedRequest(hop.request, body: hop.body, options: options)
+            let result = try await perform(prepared, streamed: streamed)
+            guard let target = result.redirectURL else { return (result, redirects) }
+            redirects += 1
+            if redirects > options.redirects.maximumRedirects {
+                throw ServiceError(
+                    .tooManyRedirects, "More than \(options.redirects.maximumRedirects) redirects.",
+                    response: result.head)
+            }
+            hop = try hop.following(
+                status: result.head.status.code, to: target, policy: options.redirects, response: result.head)
+            backgroundLogger?.trace("courier following redirect", metadata: ["sdk.redirect.count": "\(redirects)"])
+        }
+    }
+
+    /// Runs one hop on the loop and waits for it (for its head, when streamed).
+    private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
+        let transfer = Transfer(request: request)
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HopResult, any Error>) in
+                if streamed {
+                    let channel = BodyChannel(
+                        highWater: configuration.streamBufferSize,
+                        resume: { [weak transfer] in if let transfer { loop.unpause(transfer) } },
+                        cancel: { [weak transfer] in if let transfer { loop.cancel(transfer) } })
+                    transfer.delivery = .streamed(continuation, channel)
+                } else {
+                    transfer.delivery = .buffered(continuation)
+                }
+                loop.start(transfer)
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+    }
+}
+
+/// A response whose body arrives as a stream of chunks.
+public struct StreamedResponse: Sendable {
+    /// The status and header fields (without `Content-Encoding` when Courier inflates).
+    public var head: HTTPResponse
+    /// Redirects followed before this response.
+    public var redirectCount: Int
+    /// The body, chunk by chunk.
+    public var body: ResponseBodyStream
+}

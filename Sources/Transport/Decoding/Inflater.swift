@@ -1,0 +1,157 @@
+internal import CZlib
+internal import FoundationEssentials
+
+/// A zlib inflate stream for gzip, zlib-wrapped deflate and raw deflate.
+///
+/// Feed it input in one piece (``inflateAll(_:limit:)``) or chunk by chunk
+/// (``inflate(_:limit:output:)`` then ``finish()``). A stream that stops before zlib
+/// reports its end is `decompressionFailed`, never a short body.
+final class Inflater {
+    // zlib keeps a pointer back to the z_stream, so it must not move: it lives on the heap.
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let encoding: ContentEncoding
+    private var initialized = false
+    private var ended = false
+    private var sawInput = false
+    private(set) var totalOut = 0
+
+    init(encoding: ContentEncoding) {
+        precondition(encoding != .identity, "identity needs no inflater")
+        self.encoding = encoding
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+    }
+
+    deinit {
+        if initialized { inflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    private func start(firstBytes: UnsafeRawBufferPointer) throws(ServiceError) {
+        let windowBits: Int32
+        switch encoding {
+        case .gzip: windowBits = 15 + 16
+        case .deflate:
+            // "deflate" is meant to be zlib-wrapped (RFC 9110), but some servers send raw
+            // deflate; a zlib header is two bytes whose big-endian value is a multiple of 31.
+            if firstBytes.count >= 2, firstBytes[0] & 0x0F == 8,
+                (UInt16(firstBytes[0]) << 8 | UInt16(firstBytes[1])) % 31 == 0
+            {
+                windowBits = 15
+            } else {
+                windowBits = -15
+            }
+        case .identity: windowBits = 15
+        }
+        let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            throw ServiceError(.decompressionFailed, "zlib could not start an inflate stream (\(status)).")
+        }
+        initialized = true
+    }
+
+    /// Inflates `input`, handing each produced piece to `output`. Throws
+    /// `responseTooLarge` once more than `limit` bytes came out.
+    func inflate(
+        _ input: UnsafeRawBufferPointer, limit: Int?,
+        output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
+    ) throws(ServiceError) {
+        guard input.count > 0 else { return }
+        if !initialized { try start(firstBytes: input) }
+        sawInput = true
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { scratch.deallocate() }
+        try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
+            if filled > 0 { try output(UnsafeRawBufferPointer(rebasing: scratch[..<filled])) }
+            return scratch
+        }
+    }
+
+    /// Inflates a whole body into one buffer, growing it as needed.
+    func inflateAll(_ input: UnsafeRawBufferPointer, limit: Int?) throws(ServiceError) -> Data {
+        guard input.count > 0 else { return Data() }
+        try start(firstBytes: input)
+        sawInput = true
+        let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
+        var capacity = min(max(input.count * 4, 16 << 10), ceiling)
+        var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        var used = 0
+        do {
+            try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
+                used += filled
+                if used == capacity {
+                    let grown = min(capacity * 2, ceiling)
+                    let bigger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+                    bigger.copyMemory(from: buffer, byteCount: used)
+                    buffer.deallocate()
+                    buffer = bigger
+                    capacity = grown
+                }
+                return UnsafeMutableRawBufferPointer(start: buffer + used, count: capacity - used)
+            }
+            try finish()
+        } catch {
+            buffer.deallocate()
+            throw error
+        }
+        return Data(bytesNoCopy: buffer, count: used, deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Confirms that the stream reached its end.
+    func finish() throws(ServiceError) {
+        if sawInput && !ended {
+            throw ServiceError(.decompressionFailed, "The compressed body ended before its stream did (truncated).")
+        }
+    }
+
+    /// The inflate loop. `nextSpace(n)` is told how many bytes zlib wrote into the space it
+    /// returned last time (0 on the first call) and returns the space to fill next.
+    private func run(
+        _ input: UnsafeRawBufferPointer, limit: Int?,
+        nextSpace: (Int) throws(ServiceError) -> UnsafeMutableRawBufferPointer
+    ) throws(ServiceError) {
+        if ended {
+            throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+        }
+        stream.pointee.next_in = UnsafeMutablePointer(
+            mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        var space = try nextSpace(0)
+        while true {
+            stream.pointee.next_out = space.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = uInt(space.count)
+            let status = CZlib.inflate(stream, Z_NO_FLUSH)
+            let produced = space.count - Int(stream.pointee.avail_out)
+            let outputFull = stream.pointee.avail_out == 0
+            totalOut += produced
+            if let limit, totalOut > limit {
+                throw ServiceError(
+                    .responseTooLarge, "The inflated body exceeds the limit of \(limit) bytes (decompression bomb?).")
+            }
+            switch status {
+            case Z_STREAM_END:
+                space = try nextSpace(produced)
+                guard stream.pointee.avail_in > 0 else {
+                    ended = true
+                    return
+                }
+                // Concatenated gzip members are allowed (RFC 1952); anything else is garbage.
+                let next = stream.pointee.next_in!
+                guard encoding == .gzip, stream.pointee.avail_in >= 2, next[0] == 0x1F, next[1] == 0x8B else {
+                    throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+                }
+                inflateReset(stream)
+            case Z_OK, Z_BUF_ERROR:
+                space = try nextSpace(produced)
+                if stream.pointee.avail_in == 0 && !outputFull { return }
+                if status == Z_BUF_ERROR && produced == 0 {
+                    if stream.pointee.avail_in == 0 { return }
+                    throw ServiceError(.decompressionFailed, "The compressed body is corrupt.")
+                }
+            default:
+                throw ServiceError(.decompressionFailed, "The compressed body is corrupt (zlib error \(status)).")
+            }
+        }
+    }
+}

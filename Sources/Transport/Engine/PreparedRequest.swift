@@ -1,0 +1,38 @@
+internal import HTTPTypes
+
+/// A request reduced to what curl needs: computed off the loop thread.
+struct PreparedRequest: Sendable {
+    var method: HTTPRequest.Method
+    var url: String
+    var headerLines: [String]
+    var body: RequestBody?
+    var options: TransferOptions
+    /// Whether a 3xx with a `Location` ends this hop so that the transport can follow it.
+    var stopsAtRedirect: Bool
+
+    init(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) {
+        method = request.method
+        url = "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "/")"
+        var lines: [String] = []
+        lines.reserveCapacity(request.headerFields.count + 4)
+        var hasAcceptEncoding = false
+        var hasContentType = false
+        for field in request.headerFields {
+            if field.name == .acceptEncoding { hasAcceptEncoding = true }
+            if field.name == .contentType { hasContentType = true }
+            // An empty value needs curl's "Name;" form; "Name:" would remove the header.
+            lines.append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+        }
+        if options.decompressesResponses && !hasAcceptEncoding {
+            lines.append("Accept-Encoding: \(ContentEncoding.acceptHeader)")
+        }
+        if body != nil && !hasContentType {
+            lines.append("Content-Type:")  // curl would otherwise claim a form
+        }
+        lines.append("Expect:")  // no 100-continue round trip before uploads
+        headerLines = lines
+        self.body = body
+        self.options = options
+        stopsAtRedirect = options.redirects.maximumRedirects > 0
+    }
+}

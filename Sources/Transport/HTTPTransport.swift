@@ -1,0 +1,38 @@
+public import FoundationEssentials
+public import HTTPTypes
+
+/// The one seam between Courier and the network: a request (with an optional body and
+/// per-transfer options) in, a response head, body and metrics out.
+///
+/// ``CurlTransport`` is the real implementation; `CourierTesting` provides doubles.
+/// Implementations throw ``ServiceError`` only.
+public protocol HTTPTransport: Sendable {
+    /// Sends one request and returns the complete, decoded response.
+    func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+        -> TransportResponse
+}
+
+extension HTTPTransport {
+    /// Sends one request with default options.
+    public func send(_ request: HTTPRequest, body: RequestBody? = nil) async throws -> TransportResponse {
+        try await send(request, body: body, options: TransferOptions())
+    }
+}
+
+/// A complete response: head, body (already inflated when it was compressed) and metrics.
+public struct TransportResponse: Sendable {
+    /// The status and header fields. When Courier inflated the body, `Content-Encoding` and
+    /// `Content-Length` are removed, so the head describes the body you hold.
+    public var head: HTTPResponse
+    /// The body bytes.
+    public var body: Data
+    /// Timings and sizes reported by the transport.
+    public var metrics: TransferMetrics
+
+    /// Creates a response (for transports and test doubles).
+    public init(head: HTTPResponse, body: Data = Data(), metrics: TransferMetrics = TransferMetrics()) {
+        self.head = head
+        self.body = body
+        self.metrics = metrics
+    }
+}

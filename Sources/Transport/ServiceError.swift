@@ -1,0 +1,65 @@
+public import HTTPTypes
+
+/// The one error type every public Courier API throws.
+///
+/// Tell failures apart with ``code``; show people ``recoverySuggestion``. Cancellation is a
+/// `ServiceError` too, with code ``Code/cancelled`` and a `CancellationError` underneath.
+public struct ServiceError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, as a stable, closed-for-matching but open-for-extension value.
+    public var code: Code
+    /// A short, human explanation of this occurrence (never credentials or bodies).
+    public var message: String
+    /// The response head, when the server answered.
+    public var response: HTTPResponse?
+    /// The first bytes of the response body as text, when there was one (at most 512 bytes).
+    public var bodyExcerpt: String?
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code,
+        _ message: String = "",
+        response: HTTPResponse? = nil,
+        bodyExcerpt: String? = nil,
+        underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message.isEmpty ? code.description : message
+        self.response = response
+        self.bodyExcerpt = bodyExcerpt
+        self.underlying = underlying
+    }
+
+    /// The HTTP status of the response, when the server answered.
+    public var status: HTTPResponse.Status? { response?.status }
+
+    /// What a person can do about it.
+    public var recoverySuggestion: String { code.recoverySuggestion }
+
+    /// Whether repeating the same request may succeed (timeouts, refused or dropped
+    /// connections, DNS failures, and 408/429/502/503/504 responses).
+    public var isRetryable: Bool {
+        if code.isRetryable { return true }
+        if let status = response?.status.code { return [408, 429, 502, 503, 504].contains(status) }
+        return false
+    }
+
+    public var description: String {
+        var text = "ServiceError(\(code)): \(message)"
+        if let status = response?.status { text += " [HTTP \(status.code)]" }
+        return text
+    }
+
+    /// The error for a cancelled task or transfer.
+    public static func cancelled(_ message: String = "The request was cancelled.") -> ServiceError {
+        ServiceError(.cancelled, message, underlying: CancellationError())
+    }
+
+    /// Wraps any error as a `ServiceError`, keeping it if it already is one.
+    public static func wrapping(_ error: any Error) -> ServiceError {
+        if let error = error as? ServiceError { return error }
+        if error is CancellationError { return .cancelled() }
+        return ServiceError(.unknown, String(describing: error), underlying: error)
+    }
+}

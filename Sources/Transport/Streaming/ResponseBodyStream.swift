@@ -1,0 +1,102 @@
+public import FoundationEssentials
+
+/// A response body as an `AsyncSequence` of chunks, inflated as they arrive.
+///
+/// Iterate it once. Leaving the loop early, or cancelling the task, stops the transfer.
+/// Errors are ``ServiceError``s (`truncatedBody`, `decompressionFailed`, `cancelled`, …).
+public struct ResponseBodyStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    let channel: BodyChannel
+    let encoding: ContentEncoding
+    let limit: Int?
+    let onEnd: @Sendable () -> Void
+
+    /// The most bytes the transport buffered at once for this stream (the backpressure
+    /// high-water mark), for diagnostics.
+    public var bufferedHighWaterMark: Int { channel.bufferedHighWaterMark }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(state: IteratorState(channel: channel, encoding: encoding, limit: limit, onEnd: onEnd))
+    }
+
+    /// Reads the chunks one by one.
+    public struct Iterator: AsyncIteratorProtocol {
+        let state: IteratorState
+
+        public mutating func next() async throws -> Data? {
+            try await state.next()
+        }
+    }
+
+    /// Collects the whole body (up to `limit` bytes).
+    public func collect(upTo limit: Int = .max) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw ServiceError(.responseTooLarge, "The streamed body exceeds \(limit) bytes.")
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+extension ResponseBodyStream {
+    /// Iterator state in a class so that dropping the iterator stops the transfer.
+    public final class IteratorState: @unchecked Sendable {
+        // @unchecked: an AsyncIterator is used by one task at a time (`next` is not called
+        // concurrently), so `inflater` and `done` are never accessed in parallel.
+        private let channel: BodyChannel
+        private let inflater: Inflater?
+        private let limit: Int?
+        private let onEnd: @Sendable () -> Void
+        private var done = false
+        private var delivered = 0
+
+        init(channel: BodyChannel, encoding: ContentEncoding, limit: Int?, onEnd: @escaping @Sendable () -> Void) {
+            self.channel = channel
+            inflater = encoding == .identity ? nil : Inflater(encoding: encoding)
+            self.limit = limit
+            self.onEnd = onEnd
+        }
+
+        deinit {
+            if !done {
+                channel.close()
+                onEnd()
+            }
+        }
+
+        func next() async throws -> Data? {
+            guard !done else { return nil }
+            do {
+                while true {
+                    guard let chunk = try await channel.next() else {
+                        try inflater?.finish()
+                        end()
+                        return nil
+                    }
+                    guard let inflater else {
+                        delivered += chunk.count
+                        return chunk
+                    }
+                    var output = Data()
+                    try chunk.withUnsafeBytes { bytes in
+                        try inflater.inflate(bytes, limit: limit) { piece in output.append(contentsOf: piece) }
+                    }
+                    if !output.isEmpty { return output }
+                }
+            } catch {
+                end()
+                channel.close()
+                throw ServiceError.wrapping(error)
+            }
+        }
+
+        private func end() {
+            done = true
+            onEnd()
+        }
+    }
+}

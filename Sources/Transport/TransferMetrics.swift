@@ -1,0 +1,29 @@
+/// What one transfer cost, from curl's own timers (each measured from the start of the
+/// final hop) and counters.
+public struct TransferMetrics: Sendable, Hashable {
+    /// Time until the host name was resolved.
+    public var nameLookup: Duration = .zero
+    /// Time until the TCP connection was established.
+    public var connect: Duration = .zero
+    /// Time until the TLS handshake completed (zero for cleartext).
+    public var tlsHandshake: Duration = .zero
+    /// Time until the first response byte arrived.
+    public var firstByte: Duration = .zero
+    /// Time for the whole final hop.
+    public var total: Duration = .zero
+    /// Redirects followed before the final response.
+    public var redirectCount = 0
+    /// Bytes of body received on the wire (compressed size when the body was compressed).
+    public var bytesReceived: Int64 = 0
+    /// Bytes of body sent.
+    public var bytesSent: Int64 = 0
+    /// New connections this transfer opened (0 when it reused one).
+    public var newConnections = 0
+    /// The HTTP version used: "1.0", "1.1", "2" or "3".
+    public var httpVersion = ""
+    /// The local port of the connection, useful to see connection reuse.
+    public var localPort = 0
+
+    /// Creates empty metrics.
+    public init() {}
+}

@@ -1,0 +1,163 @@
+import CourierTestServer
+import CourierTransport
+import Foundation
+import Testing
+
+@Suite struct CurlTransportTests {
+    @Test func aSimpleGetReturnsHeadBodyAndMetrics() async throws {
+        try await withLoopback { server, transport in
+            let response = try await transport.send(server.request("/json"))
+            #expect(response.head.status == .ok)
+            #expect(response.head.headerFields[.contentType] == "application/json")
+            #expect(Array(response.body) == Payloads.smallJSON)
+            #expect(response.metrics.httpVersion == "1.1")
+            #expect(response.metrics.total > .zero)
+            #expect(response.metrics.bytesReceived == Int64(Payloads.smallJSON.count))
+        }
+    }
+
+    @Test func sequentialRequestsReuseAHandfulOfConnections() async throws {
+        try await withLoopback { server, transport in
+            var newConnections = 0
+            for index in 0..<1_000 {
+                let response = try await transport.send(server.request("/bytes?n=\(index % 50 + 1)"))
+                #expect(response.body.count == index % 50 + 1)
+                newConnections += response.metrics.newConnections
+            }
+            #expect(server.snapshot.connectionsAccepted <= 3)
+            #expect(newConnections <= 3)
+            #expect(server.snapshot.requestCount == 1_000)
+        }
+    }
+
+    @Test func fiveHundredConcurrentTransfersAllArriveIntact() async throws {
+        try await withLoopback { server, transport in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<500 {
+                    group.addTask {
+                        let size = 1_000 + index * 37
+                        let response = try await transport.send(server.request("/bytes?n=\(size)"))
+                        let expected = (0..<size).map(Payloads.patternByte(at:))
+                        return response.head.status == .ok && Array(response.body) == expected
+                    }
+                }
+                var correct = 0
+                for try await ok in group where ok { correct += 1 }
+                #expect(correct == 500)
+            }
+        }
+    }
+
+    @Test func methodsHeadersAndBodiesReachTheServer() async throws {
+        try await withLoopback { server, transport in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain"
+            headers[HTTPField.Name("X-Trace")!] = "abc"
+            for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
+                let response = try await transport.send(
+                    server.request("/echo", method: method, headers: headers), body: .string("hello \(method)"))
+                let echo = try Echo(response.body)
+                #expect(echo.method == method.rawValue)
+                #expect(echo.body == "hello \(method)")
+                #expect(echo.header("x-trace") == "abc")
+                #expect(echo.header("content-type") == "text/plain")
+                #expect(echo.header("expect") == nil)
+            }
+            let head = try await transport.send(server.request("/json", method: .head))
+            #expect(head.head.status == .ok)
+            #expect(head.body.isEmpty)
+            let delete = try Echo(try await transport.send(server.request("/echo", method: .delete)).body)
+            #expect(delete.method == "DELETE")
+            #expect(delete.bodyLength == 0)
+        }
+    }
+
+    @Test func aBodyWithoutContentTypeIsNotLabelledAsAForm() async throws {
+        try await withLoopback { server, transport in
+            let response = try await transport.send(server.request("/echo", method: .post), body: .string("x=1"))
+            #expect(try Echo(response.body).header("content-type") == nil)
+        }
+    }
+
+    @Test func statusCodesAreReturnedNotThrown() async throws {
+        try await withLoopback { server, transport in
+            for code in [204, 404, 500, 503] {
+                let response = try await transport.send(server.request("/status/\(code)"))
+                #expect(response.head.status.code == code)
+            }
+        }
+    }
+
+    @Test func cancellingOneOfAHundredTransfersLeavesTheOthersToFinish() async throws {
+        try await withLoopback { server, transport in
+            let slow = Task { try await transport.send(server.request("/stall")) }
+            let others = (0..<99).map { index in
+                Task { try await transport.send(server.request("/slow-body?chunks=2&delayMs=\(index % 5 * 10)")) }
+            }
+            while server.requests(to: "/stall").isEmpty { await Task.yield() }
+            slow.cancel()
+            let error = await serviceError { _ = try await slow.value }
+            #expect(error?.code == .cancelled)
+            var finished = 0
+            for task in others {
+                let response = try await task.value
+                if response.body.count == 200 { finished += 1 }
+            }
+            #expect(finished == 99)
+        }
+    }
+
+    @Test func aCancelledTaskNeverStartsItsTransfer() async throws {
+        try await withLoopback { server, transport in
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await transport.send(server.request("/json"))
+            }
+            let error = await serviceError { _ = try await task.value }
+            #expect(error?.code == .cancelled)
+        }
+    }
+
+    @Test func shutdownDrainsInFlightTransfersAndRefusesNewOnes() async throws {
+        let server = try await TestServer.start()
+        let transport = CurlTransport()
+        let inFlight = Task { try await transport.send(server.request("/slow-body?chunks=3&delayMs=30")) }
+        while server.requests(to: "/slow-body").isEmpty { await Task.yield() }
+        await transport.shutdown()
+        #expect(try await inFlight.value.body.count == 300)
+        let error = await serviceError { _ = try await transport.send(server.request("/json")) }
+        #expect(error?.code == .shutDown)
+        await server.stop()
+    }
+
+    @Test func shutdownCanCancelInFlightTransfers() async throws {
+        let server = try await TestServer.start()
+        let transport = CurlTransport()
+        let inFlight = Task { try await transport.send(server.request("/stall")) }
+        while server.requests(to: "/stall").isEmpty { await Task.yield() }
+        await transport.shutdown(cancellingInFlight: true)
+        let error = await serviceError { _ = try await inFlight.value }
+        #expect(error?.code == .shutDown)
+        await server.stop()
+    }
+
+    @Test func unixDomainSocketsCarryRequests() async throws {
+        let directory = try TemporaryDirectory()
+        let socket = directory.file("server.sock")
+        let server = try await TestServer.start(unixSocketPath: socket)
+        let transport = CurlTransport()
+        var options = TransferOptions()
+        options.unixSocketPath = socket
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/json")
+        let response = try await transport.send(request, body: nil, options: options)
+        #expect(Array(response.body) == Payloads.smallJSON)
+        await transport.shutdown()
+        await server.stop()
+    }
+
+    @Test func theLoadedCurlReportsItsFeatures() {
+        let features = CurlFeatures.current
+        #expect(!features.version.isEmpty)
+        #expect(features.supportsUnixSockets)
+    }
+}
