@@ -1,0 +1,84 @@
+import CourierTestServer
+@testable import CourierTransport
+import Foundation
+import Testing
+
+@Suite struct RequestValidationTests {
+    @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "a\0b", "a\u{7F}b", "a\u{1B}b"])
+    func rawHeaderValuesWithControlCharactersAreRejected(value: String) {
+        #expect(throws: ServiceError.self) { _ = try RequestValidation.field(name: "X-Test", value: value) }
+    }
+
+    @Test func validRawHeadersBecomeFields() throws {
+        let field = try RequestValidation.field(name: "X-Test", value: "tab\tand unicode é")
+        #expect(field.value == "tab\tand unicode é")
+        #expect(throws: ServiceError.self) { _ = try RequestValidation.field(name: "Bad Name", value: "x") }
+    }
+
+    @Test func lenientlyBuiltFieldsWithControlBytesAreRejectedBeforeSending() async throws {
+        try await withLoopback { server, transport in
+            var request = server.request("/echo")
+            // A decorator could build a field from raw bytes like this.
+            request.headerFields.append(HTTPField(name: HTTPField.Name("X-Raw")!, lenientValue: Array("a\u{1}b".utf8)))
+            let error = await serviceError { _ = try await transport.send(request) }
+            #expect(error?.code == .invalidRequest)
+            #expect(server.snapshot.requestCount == 0)
+        }
+    }
+
+    @Test func pathsWithSpacesOrControlCharactersAreRejected() async throws {
+        try await withLoopback { server, transport in
+            for path in ["/a b", "/a\r\nHost: evil", "/é"] {
+                let error = await serviceError { _ = try await transport.send(server.request(path)) }
+                #expect(error?.code == .invalidRequest)
+            }
+            #expect(server.snapshot.requestCount == 0)
+        }
+    }
+
+    @Test func onlyHTTPSchemesAreAccepted() async throws {
+        let transport = CurlTransport()
+        let request = HTTPRequest(method: .get, scheme: "ftp", authority: "127.0.0.1", path: "/")
+        let error = await serviceError { _ = try await transport.send(request) }
+        #expect(error?.code == .invalidRequest)
+        await transport.shutdown()
+    }
+}
+
+@Suite struct ResponseHeadParserTests {
+    func parse(_ lines: [String], limit: Int = 1 << 16) throws -> HTTPResponse? {
+        var parser = ResponseHeadParser(limit: limit)
+        for line in lines {
+            var bytes = Array(line.utf8)
+            let done = try bytes.withUnsafeMutableBytes { raw in try parser.consume(UnsafeRawBufferPointer(raw)) }
+            if done { return parser.response }
+        }
+        return nil
+    }
+
+    @Test func interimResponsesAreSkipped() throws {
+        let head = try parse(["HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 201 Created\r\n", "X-A: 1\r\n", "\r\n"])
+        #expect(head?.status.code == 201)
+        #expect(head?.headerFields[HTTPField.Name("X-A")!] == "1")
+    }
+
+    @Test func http2StatusLinesHaveNoReason() throws {
+        #expect(try parse(["HTTP/2 204\r\n", "\r\n"])?.status.code == 204)
+    }
+
+    @Test func valuesAreTrimmedAndKeepInnerSpaces() throws {
+        let head = try parse(["HTTP/1.1 200 OK\r\n", "X-A:   a  b \t\r\n", "\r\n"])
+        #expect(head?.headerFields[HTTPField.Name("X-A")!] == "a  b")
+    }
+
+    @Test func anInvalidStatusLineIsMalformed() {
+        #expect(throws: ServiceError.self) { try parse(["HTCPCP/1.0 418\r\n", "\r\n"]) }
+        #expect(throws: ServiceError.self) { try parse(["HTTP/1.1 20 OK\r\n", "\r\n"]) }
+    }
+
+    @Test func theSizeLimitCountsTheWholeBlock() {
+        #expect(throws: ServiceError.self) {
+            try parse(["HTTP/1.1 200 OK\r\n", "X-A: \(String(repeating: "a", count: 100))\r\n", "\r\n"], limit: 64)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import CourierTestServer
+import CourierTransport
+import Foundation
+import Testing
+
+@Suite struct TLSTests {
+    let peer: TLSPeer
+    let transport = CurlTransport()
+
+    init() throws {
+        peer = try TLSPeer.start()
+        try peer.serve("hello", response: "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello over tls")
+    }
+
+    func request(_ path: String = "/hello") -> HTTPRequest {
+        HTTPRequest(method: .get, scheme: "https", authority: peer.authority, path: path)
+    }
+
+    func finish() async {
+        await transport.shutdown()
+        peer.stop()
+    }
+
+    @Test func anUntrustedCertificateIsRefusedByDefault() async throws {
+        let error = await serviceError { _ = try await transport.send(request()) }
+        #expect(error?.code == .tlsFailed)
+        await finish()
+    }
+
+    @Test func theConfiguredCertificateAuthorityIsTrusted() async throws {
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = peer.certificateFile
+        let response = try await transport.send(request(), body: nil, options: options)
+        #expect(String(decoding: response.body, as: UTF8.self) == "hello over tls")
+        #expect(response.metrics.tlsHandshake > .zero)
+        await finish()
+    }
+
+    @Test func aMatchingPinIsAccepted() async throws {
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = peer.certificateFile
+        options.tls.pinnedPublicKeys = [peer.publicKeyPin]
+        let response = try await transport.send(request(), body: nil, options: options)
+        #expect(response.head.status == .ok)
+        await finish()
+    }
+
+    @Test func aWrongPinIsAPinningError() async throws {
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = peer.certificateFile
+        options.tls.pinnedPublicKeys = ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
+        let error = await serviceError { _ = try await transport.send(request(), body: nil, options: options) }
+        #expect(error?.code == .pinningFailed)
+        await finish()
+    }
+
+    @Test func aRedirectFromHTTPSToHTTPIsRefused() async throws {
+        try peer.serve("downgrade", response: "HTTP/1.0 302 Found\r\nLocation: http://127.0.0.1:1/json\r\n\r\n")
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = peer.certificateFile
+        let error = await serviceError { _ = try await transport.send(request("/downgrade"), body: nil, options: options) }
+        #expect(error?.code == .redirectRefused)
+        await finish()
+    }
+
+    @Test func mutualTLSPresentsTheClientCertificate() async throws {
+        let clientDirectory = try TemporaryDirectory()
+        let client = try TLSPeer.makeCertificate(in: clientDirectory.path, name: "client")
+        let strict = try TLSPeer.start(clientCertificateAuthority: client.certificate)
+        try strict.serve("hello", response: "HTTP/1.0 200 OK\r\n\r\nmutual")
+        let request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = strict.certificateFile
+
+        let refused = await serviceError { _ = try await transport.send(request, body: nil, options: options) }
+        #expect(refused.map { [.tlsFailed, .connectionClosed].contains($0.code) } == true)
+
+        options.tls.clientCertificate = ClientCertificate(
+            certificateFile: client.certificate, privateKeyFile: client.key)
+        let response = try await transport.send(request, body: nil, options: options)
+        #expect(String(decoding: response.body, as: UTF8.self) == "mutual")
+        strict.stop()
+        await finish()
+    }
+}

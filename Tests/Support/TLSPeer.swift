@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+/// A TLS peer for tests: `openssl s_server` on 127.0.0.1 with a self-signed certificate
+/// made at start. In `-HTTP` mode it serves files from its directory, each holding a whole
+/// HTTP/1.0 response (see ``serve(_:response:)``). Keeping the TLS server out of the Swift
+/// build keeps a TLS library out of Courier's dependency graph.
+public final class TLSPeer: @unchecked Sendable {
+    // @unchecked: every stored property is a `let`; `Process` is not marked Sendable, but
+    // `stop` only reads its pid and waits for it to exit.
+    public let directory: String
+    public let port: Int
+    /// The server certificate (self-signed, valid for 127.0.0.1 and localhost), usable as a CA file.
+    public let certificateFile: String
+    /// The server key's pin in curl's form: `sha256//<base64>`.
+    public let publicKeyPin: String
+    private let process: Process
+    private let stopped = Mutex(false)
+
+    private init(directory: String, port: Int, certificateFile: String, publicKeyPin: String, process: Process) {
+        self.directory = directory
+        self.port = port
+        self.certificateFile = certificateFile
+        self.publicKeyPin = publicKeyPin
+        self.process = process
+    }
+
+    /// `127.0.0.1:<port>`
+    public var authority: String { "127.0.0.1:\(port)" }
+
+    /// Starts a peer. With `clientCertificateAuthority`, it demands a client certificate
+    /// signed by (or equal to) that PEM file.
+    public static func start(clientCertificateAuthority: String? = nil) throws -> TLSPeer {
+        let directory = NSTemporaryDirectory() + "courier-tls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (certificate, key) = try makeCertificate(in: directory, name: "server")
+        let pin = try shell(
+            "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der"
+                + " | openssl dgst -sha256 -binary | base64")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var arguments = [
+            "openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-HTTP",
+        ]
+        if let clientCertificateAuthority { arguments += ["-Verify", "1", "-CAfile", clientCertificateAuthority] }
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+
+        // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens.
+        var port = 0
+        var seen = Data()
+        let reader = output.fileHandleForReading
+        while port == 0 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+            let text = String(decoding: seen, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }),
+                let value = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+            {
+                port = value
+            }
+        }
+        guard port != 0 else {
+            kill(process.processIdentifier, SIGKILL)
+            throw TLSPeerError.didNotStart(String(decoding: seen, as: UTF8.self))
+        }
+        return TLSPeer(
+            directory: directory, port: port, certificateFile: certificate, publicKeyPin: "sha256//" + pin,
+            process: process)
+    }
+
+    /// Makes `GET /<name>` answer with `response` (a whole HTTP/1.0 response).
+    public func serve(_ name: String, response: String) throws {
+        try response.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+    }
+
+    /// Makes a self-signed certificate and key in `directory`; returns their paths.
+    public static func makeCertificate(in directory: String, name: String) throws -> (certificate: String, key: String) {
+        let certificate = directory + "/\(name).pem"
+        let key = directory + "/\(name)-key.pem"
+        _ = try shell(
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout '\(key)'"
+                + " -out '\(certificate)' -days 1 -subj '/CN=127.0.0.1'"
+                + " -addext 'subjectAltName=IP:127.0.0.1,DNS:localhost' 2>/dev/null")
+        return (certificate, key)
+    }
+
+    deinit { stop() }
+
+    /// Stops the peer and removes its files. Safe to call more than once.
+    public func stop() {
+        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        // s_server does not always stop on SIGTERM (it may inherit it blocked).
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    @discardableResult
+    static func shell(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TLSPeerError.commandFailed(command) }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+public enum TLSPeerError: Error {
+    case didNotStart(String)
+    case commandFailed(String)
+}
