@@ -46,22 +46,6 @@ func serviceError(
     }
 }
 
-/// The decoded `/echo` answer.
-struct Echo: Decodable {
-    var method: String
-    var uri: String
-    var headers: [[String]]
-    var bodyLength: Int
-    var bodyCRC: UInt32
-    var body: String?
-
-    func header(_ name: String) -> String? {
-        headers.first { $0[0].lowercased() == name.lowercased() }?[1]
-    }
-
-    init(_ data: Data) throws { self = try JSONDecoder().decode(Echo.self, from: data) }
-}
-
 /// A temporary directory removed when the value is dropped.
 final class TemporaryDirectory {
     let path: String

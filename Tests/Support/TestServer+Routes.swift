@@ -105,14 +105,6 @@ extension TestServer {
     }
 
     private func echo(_ request: IncomingRequest, _ out: Responder) {
-        struct Echo: Encodable {
-            var method: String
-            var uri: String
-            var headers: [[String]]
-            var bodyLength: Int
-            var bodyCRC: UInt32
-            var body: String?
-        }
         let echo = Echo(
             method: request.head.method.rawValue, uri: request.head.uri,
             headers: request.head.headers.map { [$0.name, $0.value] },
