@@ -44,9 +44,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
 extension ResponseBodyStream {
     /// Iterator state in a class so that dropping the iterator stops the transfer.
-    public final class IteratorState: @unchecked Sendable {
-        // @unchecked: an AsyncIterator is used by one task at a time (`next` is not called
-        // concurrently), so `inflater` and `done` are never accessed in parallel.
+    /// Not `Sendable`: an iterator is used by one task at a time.
+    final class IteratorState {
         private let channel: BodyChannel
         private let inflater: Inflater?
         private let limit: Int?
