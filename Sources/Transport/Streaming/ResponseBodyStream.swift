@@ -82,7 +82,9 @@ extension ResponseBodyStream {
                     }
                     var output = Data()
                     try chunk.withUnsafeBytes { bytes in
-                        try inflater.inflate(bytes, limit: limit) { piece in output.append(contentsOf: piece) }
+                        try inflater.inflate(bytes, limit: limit) { piece in
+                            output.append(piece.baseAddress!.assumingMemoryBound(to: UInt8.self), count: piece.count)
+                        }
                     }
                     if !output.isEmpty { return output }
                 }
