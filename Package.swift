@@ -60,7 +60,10 @@ let package = Package(
         ),
         .target(
             name: "CourierServices",
-            dependencies: ["CourierTransport", "CourierCaching"],
+            dependencies: [
+                "CourierTransport", "CourierCaching",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Sources/Services",
             swiftSettings: swiftSettings
         ),
@@ -105,6 +108,12 @@ let package = Package(
             name: "CourierTransportTests",
             dependencies: ["CourierTransport", "CourierTestServer"],
             path: "Tests/CourierTransportTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierServicesTests",
+            dependencies: ["CourierServices", "CourierTesting", "CourierTestServer"],
+            path: "Tests/CourierServicesTests",
             swiftSettings: swiftSettings
         ),
     ]

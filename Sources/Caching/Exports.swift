@@ -1,3 +1,3 @@
-// CourierCaching: the tiered cache (memory LRU + disk) arrives with the caching issue.
-// Until then the module re-exports the currency types it will be built on.
+// CourierCaching: cache policies and the building blocks the tiered cache shares with the
+// services layer (SHA-256 keys, HTTP dates).
 @_exported public import HTTPTypes

@@ -1,30 +1,95 @@
 public import FoundationEssentials
 
-/// The body of a request: bytes in memory, or a file streamed from disk (never loaded whole).
+/// The body of a request: bytes in memory, a file streamed from disk (never loaded whole),
+/// or a sequence of both (how multipart forms stream their files).
 public struct RequestBody: Sendable {
+    /// One piece of a body.
+    public enum Segment: Sendable {
+        /// Bytes in memory.
+        case bytes(Data)
+        /// The whole file at a path, read as it is sent.
+        case file(path: String)
+    }
+
     enum Storage: Sendable {
         case bytes(Data)
         case file(path: String)
+        case segments([Segment])
     }
 
     let storage: Storage
 
-    /// A body from bytes in memory.
-    public static func bytes(_ data: Data) -> RequestBody { RequestBody(storage: .bytes(data)) }
+    /// The media type sent as `Content-Type` when the request does not set one itself
+    /// (set by the body builders of `CourierServices`: JSON, forms, multipart).
+    public var contentType: String?
+
+    init(storage: Storage, contentType: String? = nil) {
+        self.storage = storage
+        self.contentType = contentType
+    }
 
     /// A body from bytes in memory.
-    public static func bytes(_ bytes: some Sequence<UInt8>) -> RequestBody { .bytes(Data(bytes)) }
+    public static func bytes(_ data: Data, contentType: String? = nil) -> RequestBody {
+        RequestBody(storage: .bytes(data), contentType: contentType)
+    }
+
+    /// A body from bytes in memory.
+    public static func bytes(_ bytes: some Sequence<UInt8>, contentType: String? = nil) -> RequestBody {
+        .bytes(Data(bytes), contentType: contentType)
+    }
 
     /// A body from a UTF-8 string.
-    public static func string(_ text: String) -> RequestBody { .bytes(Data(text.utf8)) }
+    public static func string(_ text: String, contentType: String? = nil) -> RequestBody {
+        .bytes(Data(text.utf8), contentType: contentType)
+    }
 
     /// A body read from the file at `path` as it is sent. The file's size at send time is the
     /// `Content-Length`; a file that cannot be opened fails the request with `fileAccess`.
-    public static func file(atPath path: String) -> RequestBody { RequestBody(storage: .file(path: path)) }
+    public static func file(atPath path: String, contentType: String? = nil) -> RequestBody {
+        RequestBody(storage: .file(path: path), contentType: contentType)
+    }
+
+    /// A body sent as the concatenation of `segments`, files read as they are sent.
+    public static func segments(_ segments: [Segment], contentType: String? = nil) -> RequestBody {
+        RequestBody(storage: .segments(segments), contentType: contentType)
+    }
 
     /// The size in bytes, when it is known without touching the disk.
     public var knownLength: Int? {
-        if case .bytes(let data) = storage { return data.count }
-        return nil
+        switch storage {
+        case .bytes(let data): return data.count
+        case .file: return nil
+        case .segments(let segments):
+            var total = 0
+            for segment in segments {
+                guard case .bytes(let data) = segment else { return nil }
+                total += data.count
+            }
+            return total
+        }
+    }
+
+    /// The bytes, when the whole body is in memory (no file segment).
+    public var inMemoryBytes: Data? {
+        switch storage {
+        case .bytes(let data): return data
+        case .file: return nil
+        case .segments(let segments):
+            var joined = Data()
+            for segment in segments {
+                guard case .bytes(let data) = segment else { return nil }
+                joined.append(data)
+            }
+            return joined
+        }
+    }
+
+    /// The pieces of this body in order.
+    public var segments: [Segment] {
+        switch storage {
+        case .bytes(let data): [.bytes(data)]
+        case .file(let path): [.file(path: path)]
+        case .segments(let segments): segments
+        }
     }
 }

@@ -11,6 +11,9 @@ public enum RequestValidation {
         byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
     }
 
+    /// Whether `value` may be sent as a field value (no CR, LF, NUL or other control character).
+    static func isValidValue(_ value: String) -> Bool { value.utf8.allSatisfy(isAllowedInValue) }
+
     /// Throws `invalidRequest` when `value` contains CR, LF, NUL or another control character.
     public static func validateHeaderValue(_ value: some StringProtocol, name: String) throws(ServiceError) {
         for byte in value.utf8 where !isAllowedInValue(byte) {

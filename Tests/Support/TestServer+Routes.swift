@@ -15,6 +15,7 @@ import Synchronization
 /// `/nul-header`, `/huge-headers?kb=`, `/obs-fold`.
 extension TestServer {
     func route(_ request: IncomingRequest, _ out: Responder) {
+        if servicesRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

@@ -28,6 +28,9 @@ public final class TestServer: Sendable {
 
     let stats = Mutex(Stats())
     let payloadCache = Mutex<[String: [UInt8]]>([:])
+    let gates = Mutex<[String: Gate]>([:])
+    let flakyCounts = Mutex<[String: Int]>([:])
+    let closeWatch = Mutex(CloseWatch())
     let group: MultiThreadedEventLoopGroup
     private let channel: Mutex<(any Channel)?>
     /// The TCP port, or 0 for a Unix-socket server.

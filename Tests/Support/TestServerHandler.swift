@@ -26,6 +26,7 @@ final class TestServerHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         server.stats.withLock { $0.connectionsOpen -= 1 }
+        server.connectionClosed()
         context.fireChannelInactive()
     }
 

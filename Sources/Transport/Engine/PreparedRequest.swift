@@ -26,8 +26,12 @@ struct PreparedRequest: Sendable {
         if options.decompressesResponses && !hasAcceptEncoding {
             lines.append("Accept-Encoding: \(ContentEncoding.acceptHeader)")
         }
-        if body != nil && !hasContentType {
-            lines.append("Content-Type:")  // curl would otherwise claim a form
+        if let body, !hasContentType {
+            if let contentType = body.contentType, RequestValidation.isValidValue(contentType) {
+                lines.append("Content-Type: \(contentType)")
+            } else {
+                lines.append("Content-Type:")  // curl would otherwise claim a form
+            }
         }
         lines.append("Expect:")  // no 100-continue round trip before uploads
         headerLines = lines

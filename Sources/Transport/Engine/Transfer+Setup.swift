@@ -70,7 +70,11 @@ extension Transfer {
         case .http2PriorKnowledge:
             check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_2_prior))
         }
-        check(courier_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1))
+        // Waiting for a connection that may multiplex only pays over TLS (HTTP/2 by ALPN); on
+        // cleartext it would hold every request to a new host until the first one's response.
+        if request.url.hasPrefix("https:") {
+            check(courier_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1))
+        }
 
         // TLS.
         let tls = options.tls

@@ -5,72 +5,118 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// Where curl's read callback takes request body bytes from: memory or an open file.
-/// Used on the loop thread only.
+/// Where curl's read callback takes request body bytes from: memory, open files, or a
+/// sequence of both. Files are opened (and sized) up front, so a missing file fails the
+/// request before anything is sent. Used on the loop thread only.
 final class UploadSource {
-    private enum Storage {
+    private enum Piece {
         case bytes(Data)
-        case file(descriptor: Int32)
+        case file(descriptor: Int32, size: Int64)
+
+        var size: Int64 {
+            switch self {
+            case .bytes(let data): Int64(data.count)
+            case .file(_, let size): size
+            }
+        }
     }
 
-    private let storage: Storage
-    private var offset = 0
+    private var pieces: [Piece] = []
+    /// The piece being read and the offset inside it.
+    private var index = 0
+    private var offset: Int64 = 0
     /// The body size, sent as `Content-Length`.
     let length: Int64
 
     init(_ body: RequestBody) throws(ServiceError) {
-        switch body.storage {
-        case .bytes(let data):
-            storage = .bytes(data)
-            length = Int64(data.count)
-        case .file(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                throw ServiceError(.fileAccess, "Cannot open the upload file (errno \(errno)).")
+        var total: Int64 = 0
+        for segment in body.segments {
+            let piece: Piece
+            switch segment {
+            case .bytes(let data):
+                piece = .bytes(data)
+            case .file(let path):
+                do {
+                    piece = try Self.openFile(path)
+                } catch {
+                    Self.close(pieces)
+                    throw error
+                }
             }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else {
-                close(descriptor)
-                throw ServiceError(.fileAccess, "Cannot read the size of the upload file (errno \(errno)).")
-            }
-            storage = .file(descriptor: descriptor)
-            length = Int64(info.st_size)
+            total += piece.size
+            pieces.append(piece)
         }
+        length = total
     }
 
-    deinit {
-        if case .file(let descriptor) = storage { close(descriptor) }
+    deinit { Self.close(pieces) }
+
+    private static func openFile(_ path: String) throws(ServiceError) -> Piece {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ServiceError(.fileAccess, "Cannot open the upload file (errno \(errno)).")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw ServiceError(.fileAccess, "Cannot read the size of the upload file (errno \(code)).")
+        }
+        return .file(descriptor: descriptor, size: Int64(info.st_size))
     }
 
-    /// Copies the next bytes into `target`; returns the count, 0 at the end, or nil on error.
+    private static func close(_ pieces: [Piece]) {
+        for case .file(let descriptor, _) in pieces { Glibc.close(descriptor) }
+    }
+
+    /// Copies the next bytes into `target`; returns the count, 0 at the end, or nil on error
+    /// (including a file that shrank while it was sent).
     func read(into target: UnsafeMutableRawBufferPointer) -> Int? {
-        switch storage {
-        case .bytes(let data):
-            let count = min(target.count, data.count - offset)
-            guard count > 0 else { return 0 }
-            data.withUnsafeBytes { source in
-                target.baseAddress!.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+        while index < pieces.count {
+            let piece = pieces[index]
+            let remaining = piece.size - offset
+            if remaining <= 0 {
+                index += 1
+                offset = 0
+                continue
             }
-            offset += count
-            return count
-        case .file(let descriptor):
-            while true {
-                let count = Glibc.read(descriptor, target.baseAddress, target.count)
-                if count >= 0 { return count }
-                if errno != EINTR { return nil }
+            let wanted = Int(min(Int64(target.count), remaining))
+            switch piece {
+            case .bytes(let data):
+                data.withUnsafeBytes { source in
+                    target.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: wanted)
+                }
+                offset += Int64(wanted)
+                return wanted
+            case .file(let descriptor, _):
+                while true {
+                    let count = pread(descriptor, target.baseAddress, wanted, off_t(offset))
+                    if count > 0 {
+                        offset += Int64(count)
+                        return count
+                    }
+                    if count == 0 { return nil }  // the file is shorter than announced
+                    if errno != EINTR { return nil }
+                }
             }
         }
+        return 0
     }
 
     /// Moves back to `position` (curl rewinds when it resends on a fresh connection).
     func seek(to position: Int64) -> Bool {
         guard position >= 0, position <= length else { return false }
-        switch storage {
-        case .bytes:
-            offset = Int(position)
-            return true
-        case .file(let descriptor):
-            return lseek(descriptor, off_t(position), SEEK_SET) == off_t(position)
+        var start: Int64 = 0
+        for (candidate, piece) in pieces.enumerated() {
+            if position < start + piece.size || candidate == pieces.count - 1 {
+                index = candidate
+                offset = position - start
+                return true
+            }
+            start += piece.size
         }
+        index = 0
+        offset = 0
+        return true
     }
 }

@@ -1,0 +1,103 @@
+public import FoundationEssentials
+
+/// Where a resource lives: a base URL, a path appended to it, and query items.
+///
+/// Query names and values are percent-encoded here (everything outside RFC 3986's
+/// unreserved set, so a space is `%20`, `+` is `%2B`, `&` is `%26`, and non-ASCII text is
+/// encoded as UTF-8). Path text is taken as given, except that characters which cannot
+/// appear in a path (spaces, non-ASCII) are encoded.
+public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The scheme, host, port and optional leading path, e.g. `https://api.example.com/v2`.
+    public var baseURL: String
+    /// The path below the base URL, e.g. `/users/7`.
+    public var path: String
+    /// The query items, in order. A `nil` value sends the name alone (`?flag`).
+    public var queryItems: [URLQueryItem]
+
+    /// Creates an endpoint.
+    public init(_ baseURL: String, path: String = "", query: [URLQueryItem] = []) {
+        self.baseURL = baseURL
+        self.path = path
+        self.queryItems = query
+    }
+
+    /// Creates an endpoint with query items from pairs.
+    public init(_ baseURL: String, path: String = "", query: KeyValuePairs<String, String>) {
+        self.init(baseURL, path: path, query: query.map { URLQueryItem(name: $0.key, value: $0.value) })
+    }
+
+    /// The full URL text.
+    public var description: String {
+        guard let parts = try? components() else { return baseURL + path }
+        return "\(parts.scheme)://\(parts.authority)\(parts.path)"
+    }
+
+    /// Splits the endpoint into the pieces of an `HTTPRequest`.
+    func components() throws(ServiceError) -> (scheme: String, authority: String, path: String) {
+        guard let schemeEnd = baseURL.firstRange(of: "://") else {
+            throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
+        }
+        let scheme = baseURL[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
+        }
+        let rest = baseURL[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        let authority = String(rest[..<authorityEnd])
+        guard !authority.isEmpty else { throw ServiceError(.invalidRequest, "The base URL has no host.") }
+        var basePath = String(rest[authorityEnd...])
+        if basePath.contains("?") || basePath.contains("#") {
+            throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
+        }
+        while basePath.hasSuffix("/") { basePath.removeLast() }
+        var fullPath = basePath
+        if !path.isEmpty {
+            fullPath += path.hasPrefix("/") ? path : "/" + path
+        }
+        if fullPath.isEmpty { fullPath = "/" }
+        var target = Self.encodePath(fullPath)
+        if !queryItems.isEmpty { target += "?" + Self.query(queryItems) }
+        return (scheme, authority, target)
+    }
+
+    /// `name=value&...` with names and values percent-encoded.
+    static func query(_ items: [URLQueryItem]) -> String {
+        items.map { item in
+            let name = percentEncode(item.name, keeping: unreserved)
+            guard let value = item.value else { return name }
+            return name + "=" + percentEncode(value, keeping: unreserved)
+        }.joined(separator: "&")
+    }
+
+    /// Encodes what cannot appear in a path; keeps `/`, existing `%XX` escapes and sub-delims.
+    static func encodePath(_ path: String) -> String {
+        percentEncode(path, keeping: { unreserved($0) || pathExtras.contains($0) })
+    }
+
+    private static let pathExtras: Set<UInt8> = Set("/%!$&'()*+,;=:@".utf8)
+
+    @inline(__always)
+    static func unreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    static func percentEncode(_ text: String, keeping keep: (UInt8) -> Bool) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if keep(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,82 @@
+internal import FoundationEssentials
+internal import HTTPTypes
+internal import Logging
+
+/// Everything one load needs, computed before it starts and outside the coordinator's isolation.
+struct LoadPlan: Sendable {
+    let id: UInt64
+    var request: HTTPRequest
+    var body: RequestBody?
+    var options: TransferOptions
+    var decorators: [any RequestDecorator]
+    var retryPolicy: RetryPolicy
+    var coalescing: Coalescing.Mode
+    var logger: Logger?
+    /// Set when the resource could not be turned into a request; reported once the load began.
+    var buildError: ServiceError?
+    let started = ContinuousClock.now
+
+    init<R: Resource>(resource: R, coordinator: RequestCoordinator, logger: Logger?) {
+        let configuration = coordinator.configuration
+        id = coordinator.events.makeRequestID()
+        options = configuration.transferOptions
+        if let timeout = resource.timeout { options.timeout = timeout }
+        decorators = configuration.decorators + resource.decorators
+        retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
+        coalescing = configuration.coalescesDuplicateLoads ? resource.coalescing.mode : .never
+        if coalescing == .automatic {
+            coalescing = resource.method == .get || resource.method == .head ? .always : .never
+        }
+        self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+        let endpoint = resource.endpoint
+        request = HTTPRequest(method: resource.method, scheme: "http", authority: "invalid", path: "/")
+        do {
+            let parts = try endpoint.components()
+            request = HTTPRequest(
+                method: resource.method, scheme: parts.scheme, authority: parts.authority, path: parts.path,
+                headerFields: resource.headers)
+            body = try resource.body
+        } catch {
+            buildError = Self.buildFailure(error)
+        }
+    }
+
+    init(request: HTTPRequest, body: RequestBody?, coordinator: RequestCoordinator, logger: Logger?) {
+        let configuration = coordinator.configuration
+        id = coordinator.events.makeRequestID()
+        self.request = request
+        self.body = body
+        options = configuration.transferOptions
+        decorators = configuration.decorators
+        retryPolicy = configuration.retryPolicy
+        let safe = request.method == .get || request.method == .head
+        coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
+        self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+    }
+
+    /// The URL without its query, safe to log.
+    var loggableURL: String {
+        let path = request.path ?? "/"
+        let pathOnly = path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
+        return "\(request.scheme ?? "")://\(request.authority ?? "")\(pathOnly)"
+    }
+
+    private static func logger(_ base: Logger?, id: UInt64) -> Logger? {
+        guard var logger = base else { return nil }
+        logger[metadataKey: "sdk.request.id"] = "\(id)"
+        return logger
+    }
+
+    private static func buildFailure(_ error: any Error) -> ServiceError {
+        if let error = error as? ServiceError { return error }
+        return ServiceError(.encodingFailed, "The request body could not be built: \(error)", underlying: error)
+    }
+}
+
+/// What a transfer gave one load.
+struct Execution: Sendable {
+    var response: TransportResponse
+    /// Decoded values shared by the waiters of one transfer (nil when it had one waiter).
+    var sharedDecodes: SharedDecodes?
+    var wasCoalesced: Bool
+}

@@ -1,0 +1,31 @@
+public import FoundationEssentials
+public import HTTPTypes
+
+extension RequestCoordinator {
+    /// What a coordinator does for every load.
+    public struct Configuration: Sendable {
+        /// Decorators run on every request, before the resource's own, in order.
+        public var decorators: [any RequestDecorator] = []
+        /// The retry policy of resources that do not name one.
+        public var retryPolicy: RetryPolicy = .default
+        /// Whether identical loads in flight share one transfer (resources refine this with
+        /// ``Resource/coalescing``). `false` makes every load its own transfer.
+        public var coalescesDuplicateLoads = true
+        /// Header fields left out of the coalescing identity because they differ per request
+        /// without changing the response (tracing and request ids). Credentials never are.
+        public var headersIgnoredForCoalescing: [HTTPField.Name] = [
+            HTTPField.Name("traceparent")!, HTTPField.Name("tracestate")!, HTTPField.Name("X-Request-ID")!,
+        ]
+        /// Options for every transfer (a resource's ``Resource/timeout`` overrides `timeout`).
+        public var transferOptions = TransferOptions()
+        /// Measures retry delays and sleeps them; tests inject a manual clock.
+        public var clock: any Clock<Duration> = ContinuousClock()
+        /// The wall clock, used to read `Retry-After` dates.
+        public var now: @Sendable () -> Date = { Date() }
+        /// Events buffered per subscriber before the oldest are dropped.
+        public var eventBufferSize = 1024
+
+        /// The default configuration.
+        public init() {}
+    }
+}

@@ -1,0 +1,138 @@
+internal import FoundationEssentials
+internal import HTTPTypes
+internal import Logging
+
+extension RequestCoordinator {
+    /// Runs one load: events and logs around decoration, transfer and `finish`.
+    nonisolated func run<T>(
+        _ plan: LoadPlan, finish: (Execution) async throws -> T
+    ) async throws -> T {
+        events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
+        plan.logger?.debug(
+            "load started", metadata: ["sdk.http.method": "\(plan.request.method)", "sdk.url": "\(plan.loggableURL)"])
+        var status: Int?
+        do {
+            if let error = plan.buildError { throw error }
+            let execution = try await execute(plan)
+            status = execution.response.head.status.code
+            let value = try await finish(execution)
+            let duration = ContinuousClock.now - plan.started
+            events.emit(
+                plan.id, .finished(status: status ?? 0, metrics: execution.response.metrics, duration: duration))
+            plan.logger?.debug(
+                "load finished",
+                metadata: ["sdk.http.status": "\(status ?? 0)", "sdk.duration": "\(duration)",
+                    "sdk.coalesced": "\(execution.wasCoalesced)"])
+            return value
+        } catch {
+            let error = ServiceError.wrapping(error)
+            let duration = ContinuousClock.now - plan.started
+            events.emit(plan.id, .failed(code: error.code, status: error.status?.code ?? status, duration: duration))
+            plan.logger?.info(
+                "load failed", metadata: ["sdk.error.code": "\(error.code)", "sdk.error.message": "\(error.message)"])
+            throw error
+        }
+    }
+
+    /// Decorates, sends (sharing identical transfers) and lets decorators ask for one replay.
+    nonisolated func execute(_ plan: LoadPlan) async throws -> Execution {
+        var replayed = false
+        while true {
+            if Task.isCancelled { throw ServiceError.cancelled() }
+            var request = plan.request
+            for decorator in plan.decorators {
+                do {
+                    try await decorator.decorate(&request)
+                } catch {
+                    throw Self.decorationFailure(error, decorator: decorator)
+                }
+            }
+            if !plan.decorators.isEmpty { events.emit(plan.id, .decorated(count: plan.decorators.count)) }
+            try RequestValidation.validate(request)
+
+            let outcome = await transfer(request, plan: plan)
+            if replayed || plan.decorators.isEmpty { return try outcome.get() }
+            let decorated: DecoratedOutcome
+            switch outcome {
+            case .success(let execution): decorated = .response(execution.response.head)
+            case .failure(let error) where error.code == .cancelled || error.code == .redundantRequest
+                || error.code == .shutDown:
+                throw error
+            case .failure(let error): decorated = .failure(error)
+            }
+            var replay = false
+            for decorator in plan.decorators {
+                do {
+                    if try await decorator.inspect(decorated, of: request) == .replay { replay = true }
+                } catch {
+                    throw Self.decorationFailure(error, decorator: decorator)
+                }
+            }
+            guard replay else { return try outcome.get() }
+            replayed = true
+            events.emit(plan.id, .replayed)
+            plan.logger?.debug("load replayed at a decorator's request")
+        }
+    }
+
+    /// Sends `request` with retries, as its own transfer or joined to an identical one.
+    nonisolated func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
+        let key: FlightKey
+        if plan.coalescing == .never {
+            key = .unique(plan.id)
+        } else if let digest = FlightKey.digest(
+            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing)
+        {
+            key = .shared(digest)
+        } else {
+            key = .unique(plan.id)  // a body streamed from files is never compared
+        }
+        let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
+        let logger = plan.logger
+        return await join(key: key, waiter: id, rejectsDuplicates: plan.coalescing == .rejectDuplicates) {
+            await self.transferWithRetries(
+                request, body: body, options: options, policy: policy, id: id, logger: logger)
+        }
+    }
+
+    /// One transfer, repeated as `policy` allows, waiting on the configured clock.
+    nonisolated func transferWithRetries(
+        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, policy: RetryPolicy, id: UInt64,
+        logger: Logger?
+    ) async -> Result<TransportResponse, ServiceError> {
+        var attempt = 1
+        while true {
+            let outcome: Result<TransportResponse, ServiceError>
+            do {
+                outcome = .success(try await transport.send(request, body: body, options: options))
+            } catch {
+                outcome = .failure(ServiceError.wrapping(error))
+            }
+            guard !Task.isCancelled,
+                let delay = policy.delay(
+                    after: outcome, of: request, attempt: attempt, now: configuration.now(),
+                    random: Double.random(in: 0..<1))
+            else { return outcome }
+            let reason: String
+            switch outcome {
+            case .success(let response): reason = "HTTP \(response.head.status.code)"
+            case .failure(let error): reason = error.code.description
+            }
+            events.emit(id, .retried(attempt: attempt, delay: delay, reason: reason))
+            logger?.debug("retrying", metadata: ["sdk.retry.attempt": "\(attempt)", "sdk.retry.reason": "\(reason)"])
+            do {
+                try await configuration.clock.sleep(for: delay)
+            } catch {
+                return .failure(.cancelled())
+            }
+            attempt += 1
+        }
+    }
+
+    static func decorationFailure(_ error: any Error, decorator: any RequestDecorator) -> ServiceError {
+        if error is CancellationError { return .cancelled() }
+        if let error = error as? ServiceError, error.code == .cancelled { return error }
+        return ServiceError(
+            .decorationFailed, "\(type(of: decorator)) refused the request: \(error)", underlying: error)
+    }
+}

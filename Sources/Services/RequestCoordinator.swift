@@ -1,0 +1,118 @@
+internal import FoundationEssentials
+public import HTTPTypes
+public import Logging
+
+/// Runs loads: decorates requests, coalesces identical ones in flight, retries, validates,
+/// decodes, and reports events.
+///
+/// The actor keeps only bookkeeping (the transfers in flight and their waiters); decorating,
+/// transfers, decoding and waiting all happen outside its isolation, in the caller's task or in
+/// the one task that drives a shared transfer.
+///
+/// `RequestCoordinator.current` is a task-local: give a task tree its own coordinator with
+/// `RequestCoordinator.$current.withValue(coordinator) { ... }`; outside any scope it is
+/// ``shared``, which sends with a process-wide `CurlTransport`.
+public actor RequestCoordinator {
+    /// The transport every transfer goes through.
+    public nonisolated let transport: any HTTPTransport
+    /// What this coordinator does for every load.
+    public nonisolated let configuration: Configuration
+    nonisolated let backgroundLogger: Logger?
+    nonisolated let events = EventHub()
+
+    var flights: [FlightKey: Flight] = [:]
+    var isShutDown = false
+    /// Transfers whose task has not ended yet (cancelled ones included).
+    var activeTransfers = 0
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    var waiterWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
+    /// level (failures at info) with `sdk.request.id` metadata; without one it is silent.
+    public init(
+        transport: any HTTPTransport, configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil
+    ) {
+        self.transport = transport
+        self.configuration = configuration
+        self.backgroundLogger = backgroundLogger
+    }
+
+    /// The process default: a coordinator over a shared `CurlTransport`, created on first use.
+    public static let shared = RequestCoordinator(transport: CurlTransport())
+
+    /// The coordinator `load()` uses when none is named.
+    @TaskLocal public static var current: RequestCoordinator = .shared
+
+    /// A stream of this coordinator's events from now on. Each subscriber has its own buffer of
+    /// `Configuration.eventBufferSize` events; when it lags, the oldest are dropped.
+    public nonisolated func events(bufferingNewest limit: Int? = nil) -> AsyncStream<CoordinatorEvent> {
+        events.subscribe(bufferingNewest: limit ?? configuration.eventBufferSize)
+    }
+
+    /// Loads `resource` and returns the value with its response head, metrics and source.
+    /// Throws `ServiceError` only.
+    public nonisolated func load<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> Loaded<R.Response> {
+        let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        return try await run(plan) { execution in
+            let response = execution.response
+            guard resource.acceptableStatus.contains(response.head.status.code) else {
+                throw ServiceError.unacceptable(response, expected: resource.acceptableStatus)
+            }
+            do {
+                try resource.validate(response.head, body: response.body)
+            } catch let error as ServiceError {
+                throw error
+            } catch {
+                throw ServiceError(
+                    .validationFailed, "The resource rejected the response: \(error)", response: response.head,
+                    bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+            }
+            let value = try await Self.decode(resource, execution: execution)
+            return Loaded(
+                value: value, response: response.head, metrics: response.metrics, source: .network,
+                wasCoalesced: execution.wasCoalesced, requestID: plan.id)
+        }
+    }
+
+    /// Sends a one-off request through this coordinator's decorators, retries and events,
+    /// without declaring a resource. Any status is returned; only transfers that fail throw.
+    public nonisolated func send(
+        _ request: HTTPRequest, body: RequestBody? = nil, logger: Logger? = nil
+    ) async throws -> TransportResponse {
+        let plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)
+        return try await run(plan) { $0.response }
+    }
+
+    /// Stops taking loads (later ones fail with `shutDown`), then waits for those in flight
+    /// to finish, or cancels them when `cancellingInFlight` is true. Does not shut the
+    /// transport down: its owner does.
+    public func shutdown(cancellingInFlight: Bool = false) async {
+        isShutDown = true
+        if cancellingInFlight {
+            for (key, flight) in flights { cancel(key: key, serial: flight.serial) }
+        }
+        if activeTransfers > 0 {
+            await withCheckedContinuation { drainWaiters.append($0) }
+        }
+        events.finishAll()
+    }
+
+    /// Decodes once per resource type for all waiters of a shared transfer, when allowed.
+    nonisolated static func decode<R: Resource>(_ resource: R, execution: Execution) async throws -> R.Response {
+        let response = execution.response
+        guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else {
+            do {
+                return try resource.decode(response.body, response: response.head)
+            } catch {
+                throw JSONDecoding.failure(error, response: response)
+            }
+        }
+        return try await shared.value(for: R.self) {
+            do {
+                return try resource.decode(response.body, response: response.head)
+            } catch {
+                throw JSONDecoding.failure(error, response: response)
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+public import HTTPTypes
+
+/// Changes requests before they are sent, and may look at what came back.
+///
+/// Decorators run coordinator-wide first, then the resource's, in order, each `await`ed. One
+/// can add headers, rewrite the request, or throw to refuse it: the request is then never
+/// sent and the load fails with `decorationFailed` (the thrown error underneath).
+///
+/// ```swift
+/// struct TenantHeader: RequestDecorator {
+///     let tenant: String
+///     func decorate(_ request: inout HTTPRequest) async throws {
+///         request.headerFields[HTTPField.Name("X-Tenant")!] = tenant
+///     }
+/// }
+/// ```
+public protocol RequestDecorator: Sendable {
+    /// Adds to or rewrites `request`, or throws to refuse it.
+    func decorate(_ request: inout HTTPRequest) async throws
+
+    /// Looks at the outcome of a decorated request and may ask for one replay (for example
+    /// after refreshing a token). A load is replayed at most once, decorated afresh; throwing
+    /// here fails the load with `decorationFailed`. The default proceeds.
+    func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision
+}
+
+extension RequestDecorator {
+    public func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision {
+        .proceed
+    }
+}
+
+/// What a decorated request came back with, before validation.
+public enum DecoratedOutcome: Sendable {
+    /// The server answered (any status).
+    case response(HTTPResponse)
+    /// No response: the transfer failed.
+    case failure(ServiceError)
+
+    /// The status, when the server answered.
+    public var status: HTTPResponse.Status? {
+        if case .response(let response) = self { return response.status }
+        return nil
+    }
+}
+
+/// Whether a load proceeds with its outcome or is sent again.
+public enum ReplayDecision: Sendable, Hashable {
+    /// Keep the outcome.
+    case proceed
+    /// Decorate and send the request once more (ignored for a load already replayed).
+    case replay
+}

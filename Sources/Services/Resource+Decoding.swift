@@ -1,0 +1,89 @@
+public import FoundationEssentials
+
+extension Resource where Response: Decodable {
+    /// `Data` is the body itself; `String` is the body as UTF-8 text; any other `Decodable`
+    /// is decoded from JSON, below ``decodingKeyPath``.
+    public func decode(_ body: Data, response: HTTPResponse) throws -> Response {
+        if Response.self == Data.self, let data = body as? Response { return data }
+        if Response.self == String.self, let text = String(decoding: body, as: UTF8.self) as? Response {
+            return text
+        }
+        return try JSONDecoding.decode(Response.self, from: body, keyPath: decodingKeyPath, decoder: jsonDecoder)
+    }
+}
+
+/// JSON decoding with a key path, built on `JSONDecoder`.
+enum JSONDecoding {
+    static let keyPathKey = CodingUserInfoKey(rawValue: "courier.decodingKeyPath")!
+
+    static func decode<T: Decodable>(
+        _ type: T.Type, from body: Data, keyPath: [String], decoder: JSONDecoder
+    ) throws -> T {
+        guard !keyPath.isEmpty else { return try decoder.decode(T.self, from: body) }
+        // A copy, so that a decoder the resource shares is never mutated.
+        let scoped = JSONDecoder()
+        scoped.keyDecodingStrategy = decoder.keyDecodingStrategy
+        scoped.dateDecodingStrategy = decoder.dateDecodingStrategy
+        scoped.dataDecodingStrategy = decoder.dataDecodingStrategy
+        scoped.nonConformingFloatDecodingStrategy = decoder.nonConformingFloatDecodingStrategy
+        scoped.allowsJSON5 = decoder.allowsJSON5
+        scoped.userInfo = decoder.userInfo
+        scoped.userInfo[keyPathKey] = keyPath
+        return try scoped.decode(KeyPathPayload<T>.self, from: body).value
+    }
+
+    /// `"data.items[3].name"` for a coding path.
+    static func describe(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text.isEmpty ? "<root>" : text
+    }
+
+    /// A `decodingFailed` error naming the coding path.
+    static func failure(_ error: any Error, response: TransportResponse) -> ServiceError {
+        if let error = error as? ServiceError { return error }
+        let detail: String
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?:
+            detail = "missing key '\(key.stringValue)' at \(describe(context.codingPath))"
+        case .typeMismatch(let type, let context)?:
+            detail = "expected \(type) at \(describe(context.codingPath)): \(context.debugDescription)"
+        case .valueNotFound(let type, let context)?:
+            detail = "null where \(type) was expected at \(describe(context.codingPath))"
+        case .dataCorrupted(let context)?:
+            detail = "invalid data at \(describe(context.codingPath)): \(context.debugDescription)"
+        default:
+            detail = String(describing: error)
+        }
+        return ServiceError(
+            .decodingFailed, "The response could not be decoded: \(detail).", response: response.head,
+            bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+    }
+}
+
+/// Decodes `T` below the key path in the decoder's `userInfo`, skipping the envelope.
+private struct KeyPathPayload<T: Decodable>: Decodable {
+    let value: T
+
+    struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let path = decoder.userInfo[JSONDecoding.keyPathKey] as? [String] ?? []
+        var container = try decoder.container(keyedBy: Key.self)
+        for key in path.dropLast() {
+            container = try container.nestedContainer(keyedBy: Key.self, forKey: Key(stringValue: key))
+        }
+        value = try container.decode(T.self, forKey: Key(stringValue: path.last ?? ""))
+    }
+}

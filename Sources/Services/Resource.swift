@@ -1,0 +1,92 @@
+public import FoundationEssentials
+public import HTTPTypes
+
+/// A remote resource, declared as a small struct: where it is, how to ask for it, and how to
+/// read the answer. Everything but ``endpoint`` has a default.
+///
+/// ```swift
+/// struct UserService: Resource {
+///     typealias Response = User          // Decodable: decoded with no code
+///     let id: Int
+///     var endpoint: Endpoint { Endpoint("https://api.example.com", path: "/users/\(id)") }
+/// }
+/// let user = try await UserService(id: 7).load()
+/// ```
+public protocol Resource: Sendable {
+    /// What ``decode(_:response:)`` produces.
+    associatedtype Response: Sendable
+
+    /// Base URL, path and query.
+    var endpoint: Endpoint { get }
+    /// The method (default `GET`).
+    var method: HTTPRequest.Method { get }
+    /// Header fields sent with every request for this resource (default none).
+    var headers: HTTPFields { get }
+    /// The body (default none). Builders that can fail (`.json`) make this a throwing getter.
+    var body: RequestBody? { get throws }
+    /// How the cache is used (default ``CachePolicy/networkOnly``).
+    var cachePolicy: CachePolicy { get }
+    /// Statuses that count as success (default `200..<300`); others are `unacceptableStatus`.
+    var acceptableStatus: Range<Int> { get }
+    /// The total time allowed for each attempt (default: the coordinator's transfer options).
+    var timeout: Duration? { get }
+    /// Decorators run after the coordinator's, in order (default none).
+    var decorators: [any RequestDecorator] { get }
+    /// Whether identical loads in flight share one transfer (default ``Coalescing/automatic``).
+    var coalescing: Coalescing { get }
+    /// The retry policy, or `nil` for the coordinator's (the default).
+    var retryPolicy: RetryPolicy? { get }
+    /// Whether waiters of this resource type that share a transfer also share one decoded
+    /// value (default `true`). Set `false` when decoding depends on instance properties that
+    /// do not change the request.
+    var sharesDecodedResponse: Bool { get }
+
+    /// Object keys leading to the payload in a JSON response, e.g. `["data", "items"]`, so the
+    /// envelope around it needs no model of its own (default: the whole document).
+    var decodingKeyPath: [String] { get }
+    /// The decoder for JSON responses (default: a plain `JSONDecoder`).
+    var jsonDecoder: JSONDecoder { get }
+
+    /// Checks a response whose status is acceptable, before decoding (default: accepts all).
+    /// A thrown `ServiceError` reaches the caller as is; another error becomes `validationFailed`.
+    func validate(_ response: HTTPResponse, body: Data) throws
+    /// Turns the body into the response value. `Decodable`, `Data`, `String` and `Void`
+    /// responses have a default.
+    func decode(_ body: Data, response: HTTPResponse) throws -> Response
+}
+
+extension Resource {
+    public var method: HTTPRequest.Method { .get }
+    public var headers: HTTPFields { [:] }
+    public var body: RequestBody? { nil }
+    public var cachePolicy: CachePolicy { .networkOnly }
+    public var acceptableStatus: Range<Int> { 200..<300 }
+    public var timeout: Duration? { nil }
+    public var decorators: [any RequestDecorator] { [] }
+    public var coalescing: Coalescing { .automatic }
+    public var retryPolicy: RetryPolicy? { nil }
+    public var sharesDecodedResponse: Bool { true }
+    public var decodingKeyPath: [String] { [] }
+    public var jsonDecoder: JSONDecoder { JSONDecoder() }
+    public func validate(_ response: HTTPResponse, body: Data) throws {}
+}
+
+extension Resource where Response == Void {
+    /// Ignores the body.
+    public func decode(_ body: Data, response: HTTPResponse) throws {}
+}
+
+/// Whether identical loads in flight share one transfer.
+public struct Coalescing: Sendable, Hashable {
+    enum Mode: Sendable, Hashable { case automatic, always, never, rejectDuplicates }
+    let mode: Mode
+
+    /// Safe methods (`GET`, `HEAD`) coalesce; others never do. The default.
+    public static let automatic = Coalescing(mode: .automatic)
+    /// Identical loads coalesce whatever the method (for idempotent `POST` queries and the like).
+    public static let always = Coalescing(mode: .always)
+    /// Every load makes its own transfer.
+    public static let never = Coalescing(mode: .never)
+    /// A load identical to one in flight fails at once with `redundantRequest`.
+    public static let rejectDuplicates = Coalescing(mode: .rejectDuplicates)
+}

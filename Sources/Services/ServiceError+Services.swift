@@ -1,0 +1,42 @@
+extension ServiceError.Code {
+    /// A load identical to one in flight was refused because its resource asked for
+    /// ``Coalescing/rejectDuplicates``.
+    public static let redundantRequest = ServiceError.Code(
+        "redundantRequest",
+        suggestion: "An identical request is already in flight; wait for it, or let identical loads coalesce.")
+    /// A decorator refused the request or failed (for example a token could not be obtained);
+    /// the request was not sent. The decorator's error is the `underlying` error.
+    public static let decorationFailed = ServiceError.Code(
+        "decorationFailed",
+        suggestion: "A request decorator refused the request; see the underlying error (often credentials).")
+    /// The server answered with a status the resource does not accept.
+    public static let unacceptableStatus = ServiceError.Code(
+        "unacceptableStatus",
+        suggestion: "The server refused the request; see the status and body excerpt for its reason.")
+    /// The body could not be decoded into the response type; the message names the coding path.
+    public static let decodingFailed = ServiceError.Code(
+        "decodingFailed",
+        suggestion: "The response does not match the model: compare the coding path with the server's payload.")
+    /// The resource's own validation rejected the response.
+    public static let validationFailed = ServiceError.Code(
+        "validationFailed", suggestion: "The response failed the resource's validation; see the underlying error.")
+    /// A request body could not be encoded (for example a non-finite number in JSON).
+    public static let encodingFailed = ServiceError.Code(
+        "encodingFailed", suggestion: "The request body could not be encoded; check the values it contains.")
+}
+
+extension ServiceError {
+    /// An `unacceptableStatus` error carrying the head and the first bytes of the body.
+    static func unacceptable(_ response: TransportResponse, expected: Range<Int>) -> ServiceError {
+        ServiceError(
+            .unacceptableStatus,
+            "HTTP \(response.head.status.code) is outside \(expected.lowerBound)..<\(expected.upperBound).",
+            response: response.head, bodyExcerpt: excerpt(of: response))
+    }
+
+    /// At most 512 bytes of the body as text, for error reports.
+    static func excerpt(of response: TransportResponse) -> String? {
+        guard !response.body.isEmpty else { return nil }
+        return String(decoding: response.body.prefix(512), as: UTF8.self)
+    }
+}
