@@ -94,7 +94,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "courier-demo",
-            dependencies: ["Courier", "CourierTestServer"],
+            dependencies: ["Courier", "CourierTesting", "CourierTestServer"],
             path: "Examples/Demo",
             swiftSettings: swiftSettings
         ),

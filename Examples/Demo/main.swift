@@ -47,6 +47,9 @@ try await measure("small JSON (identity)", transport: transport, server: server,
 try await measure("100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 1, requests: count / 4)
 try await measure("100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 64, requests: count / 4)
 
+try await measureCoordinatorOverhead(loads: quick ? 2_000 : 10_000)
+try await measureCoalescing(server: server, transport: transport)
+
 let before = peakRSSKilobytes()
 let directory = NSTemporaryDirectory() + "courier-demo-\(ProcessInfo.processInfo.processIdentifier)"
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -52,10 +52,11 @@ final class EventHub: Sendable {
         return stream
     }
 
-    func emit(_ requestID: UInt64, _ kind: CoordinatorEvent.Kind) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
+    /// Sends an event to every subscriber; `kind` is not even built when there are none.
+    func emit(_ requestID: UInt64, _ kind: @autoclosure () -> CoordinatorEvent.Kind) {
+        let subscribers = state.withLock { $0.subscribers.isEmpty ? [] : Array($0.subscribers.values) }
         guard !subscribers.isEmpty else { return }
-        let event = CoordinatorEvent(requestID: requestID, kind: kind)
+        let event = CoordinatorEvent(requestID: requestID, kind: kind())
         for subscriber in subscribers { subscriber.yield(event) }
     }
 

@@ -1,0 +1,71 @@
+import CourierServices
+import CourierTestServer
+import CourierTesting
+import Foundation
+import Testing
+
+/// The README's services examples, compiled and run against `MockTransport` (the README's
+/// base URL, `https://api.example.com/v1`, is answered by the mock).
+@Suite struct ServicesReadmeExamplesTests {
+    struct User: Decodable, Sendable { let id: Int; let name: String }
+
+    struct UserService: Resource {
+        typealias Response = User
+        let id: Int
+        var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/users/\(id)") }
+    }
+
+    struct Search: Resource {
+        typealias Response = [User]
+        let text: String
+        var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/search", query: ["q": text]) }
+        var decodingKeyPath: [String] { ["data", "items"] }
+    }
+
+    struct CreateUser: Resource {
+        typealias Response = User
+        let name: String
+        var method: HTTPRequest.Method { .post }
+        var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/users") }
+        var body: RequestBody? { get throws { try .json(["name": .string(name)]) } }
+    }
+
+    struct Tokens: TokenProvider {
+        func currentToken() async throws -> String { "token" }
+        func refreshToken(replacing rejected: String) async throws -> String { "fresh-token" }
+    }
+
+    @Test func theServicesExampleRuns() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/v1/users/7") { request, _ in
+            request.headerFields[.authorization] == "Bearer fresh-token"
+                ? .json(#"{"id": 7, "name": "Ada"}"#) : .status(401)
+        }
+        mock.respond(to: .get, "/v1/search", with: .json(#"{"data": {"items": [{"id": 1, "name": "Ada Lovelace"}]}}"#))
+        mock.respond(to: .post, "/v1/users", with: .json(#"{"id": 8, "name": "Grace"}"#, status: 201))
+
+        var configuration = RequestCoordinator.Configuration()
+        configuration.decorators = [BearerTokenDecorator(tokens: Tokens())]
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+        var printed = ""
+        try await RequestCoordinator.$current.withValue(coordinator) {
+            do {
+                let user = try await UserService(id: 7).load()
+                let found = try await Search(text: "ada lovelace").load()
+                let created = try await CreateUser(name: "Grace").loadResponse()
+                printed = "\(user.name) \(found.count) \(created.response.status.code)"
+            } catch let error as ServiceError {
+                Issue.record("unexpected \(error)")
+            }
+        }
+        #expect(printed == "Ada 1 201")
+        #expect(mock.requests.map { $0.request.path ?? "" }.contains("/v1/search?q=ada%20lovelace"))
+        #expect(mock.requests.last?.body == Data(#"{"name":"Grace"}"#.utf8))
+
+        // "Test your services with MockTransport"
+        let plain = MockTransport()
+        plain.respond(to: .get, "/v1/users/7", with: .json(#"{"id": 7, "name": "Ada"}"#))
+        let user = try await UserService(id: 7).load(using: RequestCoordinator(transport: plain))
+        #expect(user.name == "Ada" && plain.requestCount == 1)
+    }
+}
