@@ -18,7 +18,8 @@ public enum HTTPDate {
             let date = parts[1].split(separator: "-").map(String.init)
             guard date.count == 3, let shortYear = Int(date[2]) else { return nil }
             (day, month, time) = (Int(date[0]), monthIndex(date[1]), clock(parts[2]))
-            // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
+            // A fixed pivot (00-69 -> 20xx, 70-99 -> 19xx) rather than RFC 9110's 50-year
+            // window: the form is obsolete and only old servers send it.
             year = shortYear < 100 ? (shortYear < 70 ? 2000 + shortYear : 1900 + shortYear) : shortYear
         case 5:  // asctime: weekday month day time year
             (month, day, time, year) = (monthIndex(parts[1]), Int(parts[2]), clock(parts[3]), Int(parts[4]))

@@ -84,10 +84,7 @@ extension RequestCoordinator {
             coalesced = false
             flights[key] = flight
             activeTransfers += 1
-            flight.task = Task {
-                let result = await start()
-                self.land(key: key, serial: id, result: result)
-            }
+            flight.task = Self.startTransfer(on: self, key: key, serial: id, start)
         }
         flight.joined += 1
         let serial = flight.serial
@@ -106,6 +103,18 @@ extension RequestCoordinator {
         }
         return result.map { output in
             Execution(response: output.response, sharedDecodes: output.sharedDecodes, wasCoalesced: coalesced)
+        }
+    }
+
+    /// Starts the task that drives one transfer. Created outside the actor's isolation so the
+    /// transfer begins on the global executor instead of queueing on the coordinator first.
+    private nonisolated static func startTransfer(
+        on coordinator: RequestCoordinator, key: FlightKey, serial: UInt64,
+        _ start: @escaping @Sendable () async -> Result<TransportResponse, ServiceError>
+    ) -> Task<Void, Never> {
+        Task {
+            let result = await start()
+            await coordinator.land(key: key, serial: serial, result: result)
         }
     }
 

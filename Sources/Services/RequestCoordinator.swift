@@ -100,19 +100,14 @@ public actor RequestCoordinator {
     /// Decodes once per resource type for all waiters of a shared transfer, when allowed.
     nonisolated static func decode<R: Resource>(_ resource: R, execution: Execution) async throws -> R.Response {
         let response = execution.response
-        guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else {
+        let decodeOnce: @Sendable () throws -> R.Response = {
             do {
                 return try resource.decode(response.body, response: response.head)
             } catch {
                 throw JSONDecoding.failure(error, response: response)
             }
         }
-        return try await shared.value(for: R.self) {
-            do {
-                return try resource.decode(response.body, response: response.head)
-            } catch {
-                throw JSONDecoding.failure(error, response: response)
-            }
-        }
+        guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else { return try decodeOnce() }
+        return try await shared.value(for: R.self, decode: decodeOnce)
     }
 }

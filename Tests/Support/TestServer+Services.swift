@@ -23,8 +23,10 @@ extension TestServer {
     public func waitUntilHeld(_ name: String, count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = gates.withLock { gates in
-                if gates[name, default: Gate()].pending.count >= count { return true }
-                gates[name]!.watchers.append((count, continuation))
+                var gate = gates[name] ?? Gate()
+                if gate.pending.count >= count { return true }
+                gate.watchers.append((count, continuation))
+                gates[name] = gate
                 return false
             }
             if ready { continuation.resume() }
