@@ -53,7 +53,8 @@ let package = Package(
         .target(
             name: "CourierCaching",
             dependencies: [
-                .product(name: "HTTPTypes", package: "swift-http-types")
+                "CourierTransport", "CZlib",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Sources/Caching",
             swiftSettings: swiftSettings
@@ -108,6 +109,19 @@ let package = Package(
             name: "CourierTransportTests",
             dependencies: ["CourierTransport", "CourierTestServer"],
             path: "Tests/CourierTransportTests",
+            swiftSettings: swiftSettings
+        ),
+        // A child process the disk cache tests kill mid-write.
+        .executableTarget(
+            name: "courier-cache-writer",
+            dependencies: ["CourierCaching"],
+            path: "Tests/CacheWriter",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierCachingTests",
+            dependencies: ["CourierCaching", "courier-cache-writer"],
+            path: "Tests/CourierCachingTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

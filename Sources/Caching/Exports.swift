@@ -1,3 +1,4 @@
-// CourierCaching: cache policies and the building blocks the tiered cache shares with the
-// services layer (SHA-256 keys, HTTP dates).
+// CourierCaching: cache policies, the tiered cache (memory LRU + disk) and the HTTP caching
+// rules (RFC 9111) the services layer applies.
 @_exported public import HTTPTypes
+@_exported public import CourierTransport

@@ -1,0 +1,96 @@
+public import HTTPTypes
+
+/// The directives of every `Cache-Control` field of a message (RFC 9111, section 5.2).
+///
+/// Names are case-insensitive; a quoted value is unquoted. When a directive appears twice the
+/// first occurrence counts. A `delta-seconds` value that is not a non-negative integer is
+/// reported as invalid, and the rules treat the response as stale (section 4.2.1).
+public struct CacheControl: Sendable, Hashable {
+    /// Directive names (lower-cased) and their values (nil when the directive has none).
+    public private(set) var directives: [String: String?] = [:]
+
+    /// Parses the `Cache-Control` fields of `fields`.
+    public init(_ fields: HTTPFields) {
+        for value in fields[values: .cacheControl] { parse(value) }
+    }
+
+    /// Parses one field value.
+    public init(_ value: String) { parse(value) }
+
+    /// Whether `name` is present.
+    public func contains(_ name: String) -> Bool { directives[name] != nil }
+
+    /// A `delta-seconds` directive: `nil` when absent, `.invalid` when its value is not a
+    /// non-negative integer. Values past 2^31 are capped there (section 1.2.2).
+    public func seconds(_ name: String) -> DeltaSeconds? {
+        guard let entry = directives[name] else { return nil }
+        guard let text = entry, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .invalid }
+        return .seconds(Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
+    }
+
+    /// A `delta-seconds` value.
+    public enum DeltaSeconds: Sendable, Hashable {
+        case seconds(Int)
+        case invalid
+
+        /// The value, or nil when invalid.
+        public var value: Int? {
+            if case .seconds(let seconds) = self { return seconds }
+            return nil
+        }
+    }
+
+    /// `no-store`: never store.
+    public var noStore: Bool { contains("no-store") }
+    /// `no-cache` (qualified or not): revalidate before every use.
+    public var noCache: Bool { contains("no-cache") }
+    /// `must-revalidate`: never serve stale (`proxy-revalidate` is for shared caches only).
+    public var mustRevalidate: Bool { contains("must-revalidate") }
+    /// `max-age`.
+    public var maxAge: DeltaSeconds? { seconds("max-age") }
+    /// `stale-while-revalidate` seconds (RFC 5861), when valid.
+    public var staleWhileRevalidate: Int? { seconds("stale-while-revalidate")?.value }
+    /// `stale-if-error` seconds (RFC 5861), when valid.
+    public var staleIfError: Int? { seconds("stale-if-error")?.value }
+
+    private mutating func parse(_ value: String) {
+        var rest = Substring(value)
+        while !rest.isEmpty {
+            rest = rest.drop(while: { $0 == " " || $0 == "\t" || $0 == "," })
+            guard !rest.isEmpty else { break }
+            let nameEnd = rest.firstIndex(where: { $0 == "=" || $0 == "," }) ?? rest.endIndex
+            let name = String(rest[..<nameEnd]).trimmedSpaces.lowercased()
+            rest = rest[nameEnd...]
+            var argument: String?
+            if rest.first == "=" {
+                rest = rest.dropFirst().drop(while: { $0 == " " || $0 == "\t" })
+                if rest.first == "\"" {
+                    var text = ""
+                    var index = rest.index(after: rest.startIndex)
+                    while index < rest.endIndex, rest[index] != "\"" {
+                        if rest[index] == "\\" { index = rest.index(after: index) }
+                        if index < rest.endIndex { text.append(rest[index]) }
+                        if index < rest.endIndex { index = rest.index(after: index) }
+                    }
+                    argument = text
+                    rest = index < rest.endIndex ? rest[rest.index(after: index)...] : rest[rest.endIndex...]
+                    rest = rest.drop(while: { $0 != "," })
+                } else {
+                    let end = rest.firstIndex(of: ",") ?? rest.endIndex
+                    argument = String(rest[..<end]).trimmedSpaces
+                    rest = rest[end...]
+                }
+            }
+            if !name.isEmpty, directives[name] == nil { directives[name] = .some(argument) }
+        }
+    }
+}
+
+extension String {
+    var trimmedSpaces: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return String(scalars[first...last])
+    }
+}

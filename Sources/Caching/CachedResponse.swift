@@ -1,0 +1,50 @@
+public import FoundationEssentials
+public import HTTPTypes
+
+/// A stored response: status, header fields and body, with the times HTTP freshness needs.
+public struct CachedResponse: Sendable, Equatable {
+    /// The status code.
+    public var status: Int
+    /// The response's header fields, without those that only described the wire
+    /// (`Content-Encoding` of a body Courier inflated, `Content-Length`, `Transfer-Encoding`).
+    public var headerFields: HTTPFields
+    /// The body, as delivered to the caller.
+    public var body: Data
+    /// When the request that produced the response was sent.
+    public var requestTime: Date
+    /// When the response arrived (or was last confirmed by a 304).
+    public var responseTime: Date
+    /// After this instant a store may drop the entry (nil: only when evicted).
+    public var expiresAt: Date?
+    /// Digest of the request header values named by the response's `Vary` (nil when it has none).
+    public var variant: String?
+
+    /// Creates an entry.
+    public init(
+        status: Int, headerFields: HTTPFields, body: Data, requestTime: Date, responseTime: Date,
+        expiresAt: Date? = nil, variant: String? = nil
+    ) {
+        self.status = status
+        self.headerFields = headerFields
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.expiresAt = expiresAt
+        self.variant = variant
+    }
+
+    /// The entity tag, when the response had one.
+    public var etag: String? { headerFields[.eTag] }
+    /// `Last-Modified`, as sent.
+    public var lastModified: String? { headerFields[.lastModified] }
+    /// Whether a conditional request can revalidate this entry.
+    public var hasValidators: Bool { etag != nil || lastModified != nil }
+
+    /// Bytes the entry occupies, roughly: body plus header text.
+    public var cost: Int {
+        body.count + headerFields.reduce(64) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+    }
+
+    /// The head to hand to a decoder.
+    public var head: HTTPResponse { HTTPResponse(status: .init(code: status), headerFields: headerFields) }
+}

@@ -1,0 +1,339 @@
+internal import Dispatch
+public import FoundationEssentials
+internal import Glibc
+
+/// A cache directory with one file per entry, bounded by size with least-recently-used eviction.
+///
+/// - **Files**: named by the SHA-256 of the key; each holds a versioned header with the full
+///   key, the metadata and CRC-32 checksums of metadata and body (see `DiskEntryFile`). A read
+///   checks all of it: a truncated, flipped or older-format file is a miss and is removed;
+///   files with other names are never touched.
+/// - **Writes** go to a temporary file in the same directory, then `rename`: a crash or a kill
+///   mid-write leaves the old entry or the new one, never a torn one. They use plain POSIX
+///   writes, without `fsync` unless ``Options/synchronousWrites`` asks for it (the checksums
+///   catch what a power loss tears).
+/// - **Index**: built at first use from the directory's metadata alone (names, sizes, modification
+///   times), so opening 100,000 entries reads no body. A hit records its access by touching the
+///   file's modification time, without rewriting it.
+/// - **Several instances or processes** may share a directory: entries only ever appear by
+///   `rename` and are checked when read, so a reader sees a whole entry or none. Each instance
+///   keeps its own index; before evicting it rescans the directory, so what others wrote is
+///   counted, and it evicts down to 90% of the limit.
+/// - The directory is created `0700` and files `0600`.
+///
+/// Bookkeeping is actor-isolated and runs, with the file I/O, on the cache's own serial queue,
+/// never on the cooperative thread pool.
+public actor DiskCache: CacheStore {
+    /// How a disk cache behaves.
+    public struct Options: Sendable {
+        /// The most bytes of entry files kept (default 256 MiB). An entry larger than an eighth
+        /// of this is not stored.
+        public var sizeLimit: Int
+        /// Whether each write is flushed with `fsync` (file and directory) before it counts:
+        /// slower, but an entry survives a power loss. Default `false`.
+        public var synchronousWrites: Bool
+
+        /// Creates options.
+        public init(sizeLimit: Int = 256 << 20, synchronousWrites: Bool = false) {
+            self.sizeLimit = sizeLimit
+            self.synchronousWrites = synchronousWrites
+        }
+    }
+
+    struct IndexEntry {
+        var size: Int
+        var lastAccess: Double
+        /// `nil` when never read by this instance (found by a scan).
+        var expiry: Date??
+    }
+
+    /// The directory.
+    public nonisolated let directory: String
+    /// The options in force.
+    public nonisolated let options: Options
+    /// Receive this cache's eviction events.
+    public nonisolated let observers = CacheObservers()
+    private nonisolated let executor: QueueExecutor
+    private var index: [String: IndexEntry] = [:]
+    private var indexLoaded = false
+    private var size = 0
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Opens (and creates, `0700`, with its parents) the cache directory at `directory`. The
+    /// index is built on first use, off the caller's thread.
+    public init(directory: String, options: Options = Options()) throws(ServiceError) {
+        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.options = options
+        executor = QueueExecutor(label: "courier.disk-cache")
+        try Self.makeDirectory(self.directory)
+    }
+
+    /// Bytes of entry files, as this instance knows them.
+    public var totalSize: Int {
+        loadIndexIfNeeded()
+        return size
+    }
+
+    /// Entries, as this instance knows them.
+    public var count: Int {
+        loadIndexIfNeeded()
+        return index.count
+    }
+
+    public func entry(for key: CacheKey) throws -> CachedResponse? {
+        loadIndexIfNeeded()
+        let path = path(for: key.digest)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno != ENOENT { throw fileError("open", path) }
+            forget(key.digest)
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw fileError("stat", path) }
+        let length = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: max(length, 0))
+        let read = bytes.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
+        guard read == length else {
+            discard(key.digest, path: path)
+            return nil
+        }
+        let decoded: CachedResponse?
+        do {
+            decoded = try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) throws(DiskEntryFile.Defect) in
+                try DiskEntryFile.decode(buffer, key: key)
+            }
+        } catch {
+            discard(key.digest, path: path)
+            return nil
+        }
+        guard let decoded else { return nil }  // another key with the same digest: leave it
+        let now = Date().timeIntervalSince1970
+        var times = [Glibc.timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), Self.timeSpec(now)]  // atime: UTIME_OMIT
+        _ = futimens(descriptor, &times)  // record the access; failure only costs LRU precision
+        remember(key.digest, size: length, lastAccess: now, expiry: decoded.expiresAt)
+        return decoded
+    }
+
+    public func store(_ response: CachedResponse, for key: CacheKey) throws {
+        loadIndexIfNeeded()
+        let header = DiskEntryFile.encode(response, key: key)
+        let length = header.count + response.body.count
+        let path = path(for: key.digest)
+        guard length <= options.sizeLimit / 8 else {
+            if index[key.digest] != nil { discard(key.digest, path: path) }
+            return
+        }
+        // Unique across processes and across instances in one process.
+        let temporary = "\(directory)/.tmp-\(key.digest.prefix(16))-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw fileError("create", temporary) }
+        var ok = Self.writeFully(descriptor, header: header, body: response.body)
+        if ok && options.synchronousWrites { ok = fsync(descriptor) == 0 }
+        let closed = close(descriptor) == 0
+        guard ok, closed, rename(temporary, path) == 0 else {
+            let error = fileError("write", path)
+            unlink(temporary)
+            throw error
+        }
+        if options.synchronousWrites { syncDirectory() }
+        remember(key.digest, size: length, lastAccess: Date().timeIntervalSince1970, expiry: .some(response.expiresAt))
+        if size > options.sizeLimit { evict() }
+    }
+
+    public func removeEntry(for key: CacheKey) {
+        loadIndexIfNeeded()
+        discard(key.digest, path: path(for: key.digest))
+    }
+
+    public func removeExpired(now: Date) {
+        loadIndexIfNeeded()
+        for (digest, entry) in index {
+            let expiry: Date?
+            if let known = entry.expiry {
+                expiry = known
+            } else {
+                expiry = readExpiry(digest)
+            }
+            if let expiry, expiry <= now { discard(digest, path: path(for: digest)) }
+        }
+    }
+
+    public func removeAll() {
+        scan()
+        for digest in Array(index.keys) { discard(digest, path: path(for: digest)) }
+    }
+
+    /// Rebuilds the index from the directory now (after another process changed it, say).
+    public func reloadIndex() { scan() }
+
+    // MARK: - Index
+
+    private func loadIndexIfNeeded() {
+        if !indexLoaded { scan() }
+    }
+
+    /// Lists the directory: entry files by name, size and modification time; removes temporary
+    /// files left by writers that died more than ten minutes ago.
+    private func scan() {
+        indexLoaded = true
+        var fresh: [String: IndexEntry] = [:]
+        var total = 0
+        guard let handle = opendir(directory) else { return }
+        defer { closedir(handle) }
+        let descriptor = dirfd(handle)
+        let staleBefore = Date().timeIntervalSince1970 - 600
+        while let item = readdir(handle) {
+            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            var info = stat()
+            if Self.isEntryName(name) {
+                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG
+                else { continue }
+                let previous = index[name]
+                let modified = Self.seconds(info.st_mtim)
+                fresh[name] = IndexEntry(
+                    size: Int(info.st_size), lastAccess: max(modified, previous?.lastAccess ?? 0),
+                    expiry: previous?.size == Int(info.st_size) ? previous?.expiry : nil)
+                total += Int(info.st_size)
+            } else if name.hasPrefix(".tmp-"), fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                Self.seconds(info.st_mtim) < staleBefore
+            {
+                unlinkat(descriptor, name, 0)
+            }
+        }
+        index = fresh
+        size = total
+    }
+
+    private func remember(_ digest: String, size entrySize: Int, lastAccess: Double, expiry: Date??) {
+        size += entrySize - (index[digest]?.size ?? 0)
+        index[digest] = IndexEntry(size: entrySize, lastAccess: lastAccess, expiry: expiry)
+    }
+
+    private func forget(_ digest: String) {
+        if let entry = index.removeValue(forKey: digest) { size -= entry.size }
+    }
+
+    private func discard(_ digest: String, path: String) {
+        unlink(path)
+        forget(digest)
+    }
+
+    /// Rescans (others may have written), then removes least recently used entries until the
+    /// directory is at 90% of its limit.
+    private func evict() {
+        scan()
+        guard size > options.sizeLimit else { return }
+        let target = options.sizeLimit / 10 * 9
+        var removed = (count: 0, bytes: 0)
+        for (digest, entry) in index.sorted(by: { $0.value.lastAccess < $1.value.lastAccess }) {
+            guard size > target else { break }
+            discard(digest, path: path(for: digest))
+            removed.count += 1
+            removed.bytes += entry.size
+        }
+        if removed.count > 0 { observers.notify(.evicted(.disk, count: removed.count, bytes: removed.bytes)) }
+    }
+
+    private func readExpiry(_ digest: String) -> Date? {
+        let path = path(for: digest)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 4096)
+        let read = head.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
+        return try? head.withUnsafeBytes { (raw: UnsafeRawBufferPointer) throws(DiskEntryFile.Defect) in
+            try DiskEntryFile.expiry(UnsafeRawBufferPointer(rebasing: raw[..<max(read, 0)]))
+        }
+    }
+
+    // MARK: - Files
+
+    private func path(for digest: String) -> String { "\(directory)/\(digest)" }
+
+    private func syncDirectory() {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor >= 0 {
+            _ = fsync(descriptor)
+            close(descriptor)
+        }
+    }
+
+    private func fileError(_ operation: String, _ path: String) -> ServiceError {
+        let code = errno
+        return ServiceError(
+            .fileAccess, "Disk cache could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)).")
+    }
+
+    static func isEntryName(_ name: String) -> Bool {
+        name.utf8.count == 64 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    private static func makeDirectory(_ path: String) throws(ServiceError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                let code = errno
+                throw ServiceError(
+                    .fileAccess,
+                    "Disk cache could not create \(prefix): \(String(cString: strerror(code))) (errno \(code)).")
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw ServiceError(.fileAccess, "Disk cache path \(path) is not a directory.")
+        }
+    }
+
+    private static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var offset = 0
+        while offset < buffer.count {
+            let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            offset += count
+        }
+        return offset
+    }
+
+    private static func writeFully(_ descriptor: Int32, header: [UInt8], body: Data) -> Bool {
+        header.withUnsafeBytes { head in
+            body.withUnsafeBytes { tail in
+                var pieces = [(head.baseAddress, head.count), (tail.baseAddress, tail.count)]
+                var index = 0
+                while index < pieces.count {
+                    if pieces[index].1 == 0 || pieces[index].0 == nil {
+                        index += 1
+                        continue
+                    }
+                    var vectors = pieces[index...].map {
+                        iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.0), iov_len: $0.1)
+                    }
+                    let written = writev(descriptor, &vectors, Int32(vectors.count))
+                    if written < 0 && errno == EINTR { continue }
+                    if written <= 0 { return false }
+                    var remaining = written
+                    while remaining > 0 && index < pieces.count {
+                        let used = min(remaining, pieces[index].1)
+                        pieces[index] = (pieces[index].0.map { $0 + used }, pieces[index].1 - used)
+                        remaining -= used
+                        if pieces[index].1 == 0 { index += 1 }
+                    }
+                }
+                return true
+            }
+        }
+    }
+
+    private static func seconds(_ time: Glibc.timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
+
+    private static func timeSpec(_ seconds: Double) -> Glibc.timespec {
+        let whole = seconds.rounded(.down)
+        return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    }
+}

@@ -1,0 +1,163 @@
+public import FoundationEssentials
+
+/// A least-recently-used cache bounded by total cost and by count, with O(1) get, set and
+/// eviction (a dictionary into a doubly linked list kept in one array).
+///
+/// It is a plain value with no locking of its own: ``TieredCache`` owns one inside its actor, so
+/// a memory hit costs one actor hop. Use it the same way inside your own actor or lock.
+public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// The bounds of a memory cache.
+    public struct Limits: Sendable, Hashable {
+        /// The most total cost (bytes) kept.
+        public var totalCost: Int
+        /// The most entries kept.
+        public var count: Int
+        /// An entry costing more than this fraction of `totalCost` is not kept at all, so one
+        /// large body cannot flush everything else.
+        public var largestEntryFraction: Double
+
+        /// Creates limits (defaults: 32 MiB, 10,000 entries, entries up to 1/8 of the cost limit).
+        public init(totalCost: Int = 32 << 20, count: Int = 10_000, largestEntryFraction: Double = 0.125) {
+            self.totalCost = totalCost
+            self.count = count
+            self.largestEntryFraction = largestEntryFraction
+        }
+    }
+
+    private struct Node: Sendable {
+        var key: Key?
+        var value: Value?
+        var cost: Int
+        var expiresAt: Date?
+        var newer: Int  // towards the most recently used; -1 at the head
+        var older: Int  // towards the least recently used; -1 at the tail
+    }
+
+    /// The bounds in force.
+    public let limits: Limits
+    private var nodes: [Node] = []
+    private var free: [Int] = []
+    private var index: [Key: Int] = [:]
+    private var newest = -1
+    private var oldest = -1
+    /// The total cost of the entries held.
+    public private(set) var totalCost = 0
+
+    /// Creates an empty cache.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Entries held.
+    public var count: Int { index.count }
+
+    /// The value for `key` when present and not expired at `now`; marks it most recently used.
+    /// An expired entry is removed.
+    public mutating func value(for key: Key, now: Date? = nil) -> Value? {
+        guard let slot = index[key] else { return nil }
+        if let expiry = nodes[slot].expiresAt, let now, expiry <= now {
+            remove(slot: slot)
+            return nil
+        }
+        moveToFront(slot)
+        return nodes[slot].value
+    }
+
+    /// Whether `key` is held (without touching its recency or expiry).
+    public func contains(_ key: Key) -> Bool { index[key] != nil }
+
+    /// Stores `value`, evicting the least recently used entries while over a limit. Returns what
+    /// was evicted (a replaced entry is not counted). An entry too large for the limits is not
+    /// kept, and any older value for `key` is removed.
+    @discardableResult
+    public mutating func setValue(
+        _ value: Value, for key: Key, cost: Int, expiresAt: Date? = nil
+    ) -> (count: Int, cost: Int) {
+        if let slot = index[key] { remove(slot: slot) }
+        let largest = Double(limits.totalCost) * limits.largestEntryFraction
+        guard Double(cost) <= largest, cost <= limits.totalCost, limits.count > 0 else { return (0, 0) }
+        var evicted = (count: 0, cost: 0)
+        while oldest >= 0 && (totalCost + cost > limits.totalCost || index.count + 1 > limits.count) {
+            evicted.count += 1
+            evicted.cost += nodes[oldest].cost
+            remove(slot: oldest)
+        }
+        let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt, newer: -1, older: newest)
+        let slot: Int
+        if let reused = free.popLast() {
+            slot = reused
+            nodes[slot] = node
+        } else {
+            slot = nodes.count
+            nodes.append(node)
+        }
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+        index[key] = slot
+        totalCost += cost
+        return evicted
+    }
+
+    /// Removes the entry for `key`; returns its value.
+    @discardableResult
+    public mutating func removeValue(for key: Key) -> Value? {
+        guard let slot = index[key] else { return nil }
+        let value = nodes[slot].value
+        remove(slot: slot)
+        return value
+    }
+
+    /// Removes entries expired at `now`; returns how many.
+    @discardableResult
+    public mutating func removeExpired(now: Date) -> Int {
+        let expired = index.values.filter { slot in nodes[slot].expiresAt.map { $0 <= now } ?? false }
+        for slot in expired { remove(slot: slot) }
+        return expired.count
+    }
+
+    /// Removes everything.
+    public mutating func removeAll() {
+        nodes.removeAll()
+        free.removeAll()
+        index.removeAll()
+        newest = -1
+        oldest = -1
+        totalCost = 0
+    }
+
+    /// Keys from the most to the least recently used (for tests and diagnostics).
+    public var keysByRecency: [Key] {
+        var keys: [Key] = []
+        var slot = newest
+        while slot >= 0 {
+            if let key = nodes[slot].key { keys.append(key) }
+            slot = nodes[slot].older
+        }
+        return keys
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let (newer, older) = (nodes[slot].newer, nodes[slot].older)
+        if newer >= 0 { nodes[newer].older = older } else { newest = older }
+        if older >= 0 { nodes[older].newer = newer } else { oldest = newer }
+    }
+
+    private mutating func moveToFront(_ slot: Int) {
+        guard newest != slot else { return }
+        unlink(slot)
+        nodes[slot].older = newest
+        nodes[slot].newer = -1
+        if newest >= 0 { nodes[newest].newer = slot }
+        newest = slot
+        if oldest < 0 { oldest = slot }
+    }
+
+    private mutating func remove(slot: Int) {
+        unlink(slot)
+        if let key = nodes[slot].key { index[key] = nil }
+        totalCost -= nodes[slot].cost
+        nodes[slot] = Node(key: nil, value: nil, cost: 0, expiresAt: nil, newer: -1, older: -1)
+        free.append(slot)
+    }
+}

@@ -1,0 +1,39 @@
+// A child process for the disk cache tests: writes entries to a cache directory in a loop until
+// it is killed, so a test can kill it mid-write and check that the directory stays valid.
+//
+//     courier-cache-writer <directory> <keys> <body bytes>
+//
+// Each body is the key's index and a write counter repeated to the requested length, so a reader
+// can tell a whole entry from a torn one. Prints "ready" once the first entry is written.
+import CourierCaching
+import Foundation
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let keys = Int(arguments[2]), let size = Int(arguments[3]) else {
+    FileHandle.standardError.write(Data("usage: courier-cache-writer <directory> <keys> <body bytes>\n".utf8))
+    exit(2)
+}
+let cache = try DiskCache(directory: arguments[1], options: .init(sizeLimit: 1 << 30))
+var counter = 0
+while true {
+    let index = counter % keys
+    let body = CacheWriterBody.make(key: index, version: counter, size: size)
+    let response = CachedResponse(
+        status: 200, headerFields: [.contentType: "application/octet-stream"], body: body, requestTime: Date(),
+        responseTime: Date())
+    try await cache.store(response, for: CacheKey("GET http://writer/\(index)"))
+    if counter == 0 {
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+    }
+    counter += 1
+}
+
+enum CacheWriterBody {
+    static func make(key: Int, version: Int, size: Int) -> Data {
+        let unit = Array("\(key):\(version);".utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(size)
+        while bytes.count < size { bytes.append(unit[bytes.count % unit.count]) }
+        return Data(bytes)
+    }
+}
