@@ -1,7 +1,11 @@
-/// How a resource uses the cache. The tiered cache that honours it comes with `CourierCaching`'s
-/// stores; until a coordinator is given a store, every policy behaves as ``networkOnly``.
+/// How a resource uses the coordinator's cache (a ``TieredCache``). With no cache configured,
+/// every policy behaves as ``networkOnly`` and ``cacheOnly(tiers:)`` fails with `cacheMiss`.
+///
+/// An explicit app policy (``cacheElseNetwork(maxAge:tiers:)``, ``networkElseCache(tiers:)``,
+/// ``cacheOnly(tiers:)``) decides freshness itself but never stores a `no-store` response;
+/// ``http(tiers:)`` follows the response's headers as a private cache (RFC 9111).
 public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
-    enum Mode: Sendable, Hashable {
+    package enum Mode: Sendable, Hashable {
         case networkOnly
         case cacheElseNetwork(maxAge: Duration)
         case cacheOnly
@@ -21,9 +25,12 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         public static let all: Tiers = [.memory, .disk]
     }
 
-    let mode: Mode
+    package let mode: Mode
     /// The tiers this policy reads and writes.
     public let tiers: Tiers
+
+    /// Whether loads read or write the cache at all.
+    package var usesCache: Bool { mode != .networkOnly && !tiers.isEmpty }
 
     /// Always the network; nothing is stored (the default).
     public static let networkOnly = CachePolicy(mode: .networkOnly, tiers: [])

@@ -25,6 +25,9 @@ public struct CoordinatorEvent: Sendable {
         case finished(status: Int, metrics: TransferMetrics, duration: Duration)
         /// The load failed.
         case failed(code: ServiceError.Code, status: Int?, duration: Duration)
+        /// The cache answered, missed, stored, revalidated or evicted. Evictions and store
+        /// failures belong to no load: their `requestID` is 0.
+        case cache(CacheEvent)
     }
 }
 

@@ -4,13 +4,14 @@ internal import Logging
 
 /// Everything one load needs, computed before it starts and outside the coordinator's isolation.
 struct LoadPlan: Sendable {
-    let id: UInt64
+    var id: UInt64
     var request: HTTPRequest
     var body: RequestBody?
     var options: TransferOptions
     var decorators: [any RequestDecorator]
     var retryPolicy: RetryPolicy
     var coalescing: Coalescing.Mode
+    var cachePolicy: CachePolicy = .networkOnly
     var logger: Logger?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?
@@ -23,6 +24,7 @@ struct LoadPlan: Sendable {
         if let timeout = resource.timeout { options.timeout = timeout }
         decorators = configuration.decorators + resource.decorators
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
+        cachePolicy = resource.cachePolicy
         coalescing = configuration.coalescesDuplicateLoads ? resource.coalescing.mode : .never
         if coalescing == .automatic {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
@@ -73,10 +75,25 @@ struct LoadPlan: Sendable {
     }
 }
 
-/// What a transfer gave one load.
+/// What a transfer (or the cache) gave one load.
 struct Execution: Sendable {
     var response: TransportResponse
     /// Decoded values shared by the waiters of one transfer (nil when it had one waiter).
     var sharedDecodes: SharedDecodes?
     var wasCoalesced: Bool
+    /// The request as sent, decorated (nil when the cache answered without a request).
+    var request: HTTPRequest?
+    var source: ResponseSource = .network
+    var isStale = false
+    var networkError: ServiceError?
+
+    /// A stored response standing in for a transfer.
+    static func cached(
+        _ stored: CachedResponse, source: ResponseSource, metrics: TransferMetrics = TransferMetrics(),
+        isStale: Bool = false, networkError: ServiceError? = nil
+    ) -> Execution {
+        Execution(
+            response: TransportResponse(head: stored.head, body: stored.body, metrics: metrics), sharedDecodes: nil,
+            wasCoalesced: false, request: nil, source: source, isStale: isStale, networkError: networkError)
+    }
 }

@@ -10,6 +10,12 @@ public struct Loaded<Value: Sendable>: Sendable {
     public var metrics: TransferMetrics
     /// Where the value came from.
     public var source: ResponseSource
+    /// Whether the value is past its freshness: served by `stale-while-revalidate` (a refresh
+    /// runs in the background) or because the network failed.
+    public var isStale: Bool
+    /// When the value came from the cache because the network failed (offline fallback,
+    /// `stale-if-error`), the failure; nil otherwise.
+    public var networkError: ServiceError?
     /// Whether this load shared its transfer with identical loads in flight.
     public var wasCoalesced: Bool
     /// The coordinator's id for this load, as in its events and log metadata.
@@ -20,4 +26,15 @@ public struct Loaded<Value: Sendable>: Sendable {
 public enum ResponseSource: Sendable, Hashable {
     /// A transfer over the network.
     case network
+    /// The memory tier of the cache, with no request made.
+    case memory
+    /// The disk tier (or another store) of the cache, with no request made.
+    case disk
+    /// The cache, after the server confirmed with a 304 that it is still current.
+    case revalidated
+
+    /// Whether the value came from the cache (with or without a revalidation).
+    public var isCache: Bool { self != .network }
+
+    init(_ tier: CacheTier) { self = tier == .memory ? .memory : .disk }
 }

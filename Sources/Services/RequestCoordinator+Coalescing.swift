@@ -118,6 +118,35 @@ extension RequestCoordinator {
         }
     }
 
+    /// Runs `work` in a task of its own that shutdown waits for (never once shut down).
+    nonisolated static func startBackground(
+        on coordinator: RequestCoordinator, _ work: @escaping @Sendable (RequestCoordinator) async -> Void
+    ) {
+        Task {
+            guard await coordinator.beginBackgroundWork() else { return }
+            await work(coordinator)
+            await coordinator.endBackgroundWork()
+        }
+    }
+
+    private func beginBackgroundWork() -> Bool {
+        guard !isShutDown else { return false }
+        activeTransfers += 1
+        return true
+    }
+
+    private func endBackgroundWork() {
+        activeTransfers -= 1
+        resumeDrainWaitersIfIdle()
+    }
+
+    private func resumeDrainWaitersIfIdle() {
+        guard activeTransfers == 0 else { return }
+        let drained = drainWaiters
+        drainWaiters = []
+        for waiter in drained { waiter.resume() }
+    }
+
     /// Hands the transfer's result to every waiter.
     private func land(key: FlightKey, serial: UInt64, result: Result<TransportResponse, ServiceError>) {
         activeTransfers -= 1
@@ -129,11 +158,7 @@ extension RequestCoordinator {
             flight.waiters = [:]
             for continuation in waiters.values { continuation.resume(returning: output) }
         }
-        if activeTransfers == 0 {
-            let drained = drainWaiters
-            drainWaiters = []
-            for waiter in drained { waiter.resume() }
-        }
+        resumeDrainWaitersIfIdle()
     }
 
     /// A cancelled waiter leaves; the last one out cancels the transfer.

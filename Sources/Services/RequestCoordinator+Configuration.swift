@@ -16,11 +16,20 @@ extension RequestCoordinator {
         public var headersIgnoredForCoalescing: [HTTPField.Name] = [
             HTTPField.Name("traceparent")!, HTTPField.Name("tracestate")!, HTTPField.Name("X-Request-ID")!,
         ]
+        /// The cache resources' ``CachePolicy`` uses (default: 32 MiB in memory, no disk tier).
+        /// `nil` turns caching off: every policy then behaves as ``CachePolicy/networkOnly``,
+        /// and ``CachePolicy/cacheOnly(tiers:)`` fails with `cacheMiss`.
+        public var cache: TieredCache? = TieredCache()
+        /// Header fields whose values partition the cache: their SHA-256 is part of every cache
+        /// key, so two users (or tenants) never share an entry. Decorators' fields count.
+        public var credentialHeaders: [HTTPField.Name] = [
+            .authorization, .proxyAuthorization, .cookie, HTTPField.Name("X-API-Key")!,
+        ]
         /// Options for every transfer (a resource's ``Resource/timeout`` overrides `timeout`).
         public var transferOptions = TransferOptions()
         /// Measures retry delays and sleeps them; tests inject a manual clock.
         public var clock: any Clock<Duration> = ContinuousClock()
-        /// The wall clock, used to read `Retry-After` dates.
+        /// The wall clock: `Retry-After` dates and cache freshness are measured on it.
         public var now: @Sendable () -> Date = { Date() }
         /// Events buffered per subscriber before the oldest are dropped.
         public var eventBufferSize = 1024

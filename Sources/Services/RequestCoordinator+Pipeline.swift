@@ -3,9 +3,10 @@ internal import HTTPTypes
 internal import Logging
 
 extension RequestCoordinator {
-    /// Runs one load: events and logs around decoration, transfer and `finish`.
-    nonisolated func run<T>(
-        _ plan: LoadPlan, finish: (Execution) async throws -> T
+    /// Runs one load: events and logs around the cache, decoration, transfer and `finish`.
+    nonisolated func run<T: Sendable>(
+        _ plan: LoadPlan, intent: CacheIntent<T> = .load,
+        finish: @escaping @Sendable (Execution) async throws -> T
     ) async throws -> T {
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
@@ -13,16 +14,15 @@ extension RequestCoordinator {
         var status: Int?
         do {
             if let error = plan.buildError { throw error }
-            let execution = try await execute(plan)
+            let (value, execution) = try await deliver(plan, intent: intent, finish: finish)
             status = execution.response.head.status.code
-            let value = try await finish(execution)
             let duration = ContinuousClock.now - plan.started
             events.emit(
                 plan.id, .finished(status: status ?? 0, metrics: execution.response.metrics, duration: duration))
             plan.logger?.debug(
                 "load finished",
                 metadata: ["sdk.http.status": "\(status ?? 0)", "sdk.duration": "\(duration)",
-                    "sdk.coalesced": "\(execution.wasCoalesced)"])
+                    "sdk.coalesced": "\(execution.wasCoalesced)", "sdk.source": "\(execution.source)"])
             return value
         } catch {
             let error = ServiceError.wrapping(error)
@@ -34,36 +34,73 @@ extension RequestCoordinator {
         }
     }
 
-    /// Decorates, sends (sharing identical transfers) and lets decorators ask for one replay.
-    nonisolated func execute(_ plan: LoadPlan) async throws -> Execution {
+    /// The value and what produced it: through the cache when the plan's policy uses it (or
+    /// when an unsafe method must invalidate), else straight from the network.
+    nonisolated func deliver<T: Sendable>(
+        _ plan: LoadPlan, intent: CacheIntent<T>, finish: @escaping @Sendable (Execution) async throws -> T
+    ) async throws -> (T, Execution) {
+        if let cache = configuration.cache, plan.cachePolicy.usesCache || plan.request.method != .get {
+            return try await runCached(plan, cache: cache, intent: intent, finish: finish)
+        }
+        if plan.cachePolicy.mode == .cacheOnly {
+            throw ServiceError(.cacheMiss, "This coordinator has no cache, and the resource is cache-only.")
+        }
+        let execution = try await execute(plan)
+        return (try await finish(execution), execution)
+    }
+
+    /// Runs the decorators, in order, on the plan's request.
+    nonisolated func decorate(_ plan: LoadPlan) async throws -> HTTPRequest {
+        var request = plan.request
+        for decorator in plan.decorators {
+            do {
+                try await decorator.decorate(&request)
+            } catch {
+                throw Self.decorationFailure(error, decorator: decorator)
+            }
+        }
+        if !plan.decorators.isEmpty { events.emit(plan.id, .decorated(count: plan.decorators.count)) }
+        return request
+    }
+
+    /// Decorates (unless `decorated` is the request already decorated), adds `extraFields`
+    /// (conditional headers), sends (sharing identical transfers) and lets decorators ask for
+    /// one replay.
+    nonisolated func execute(
+        _ plan: LoadPlan, decorated: HTTPRequest? = nil, extraFields: HTTPFields = [:]
+    ) async throws -> Execution {
         var replayed = false
+        var first = decorated
         while true {
             if Task.isCancelled { throw ServiceError.cancelled() }
-            var request = plan.request
-            for decorator in plan.decorators {
-                do {
-                    try await decorator.decorate(&request)
-                } catch {
-                    throw Self.decorationFailure(error, decorator: decorator)
-                }
+            var request: HTTPRequest
+            if let ready = first {
+                request = ready
+                first = nil
+            } else {
+                request = try await decorate(plan)
             }
-            if !plan.decorators.isEmpty { events.emit(plan.id, .decorated(count: plan.decorators.count)) }
+            for field in extraFields { request.headerFields[field.name] = field.value }
             try RequestValidation.validate(request)
 
-            let outcome = await transfer(request, plan: plan)
+            let outcome = await transfer(request, plan: plan).map { execution in
+                var execution = execution
+                execution.request = request
+                return execution
+            }
             if replayed || plan.decorators.isEmpty { return try outcome.get() }
-            let decorated: DecoratedOutcome
+            let decoratedOutcome: DecoratedOutcome
             switch outcome {
-            case .success(let execution): decorated = .response(execution.response.head)
+            case .success(let execution): decoratedOutcome = .response(execution.response.head)
             case .failure(let error) where error.code == .cancelled || error.code == .redundantRequest
                 || error.code == .shutDown:
                 throw error
-            case .failure(let error): decorated = .failure(error)
+            case .failure(let error): decoratedOutcome = .failure(error)
             }
             var replay = false
             for decorator in plan.decorators {
                 do {
-                    if try await decorator.inspect(decorated, of: request) == .replay { replay = true }
+                    if try await decorator.inspect(decoratedOutcome, of: request) == .replay { replay = true }
                 } catch {
                     throw Self.decorationFailure(error, decorator: decorator)
                 }

@@ -19,6 +19,7 @@ public actor RequestCoordinator {
     public nonisolated let configuration: Configuration
     nonisolated let backgroundLogger: Logger?
     nonisolated let events = EventHub()
+    private nonisolated let cacheObserver: UInt64?
 
     var flights: [FlightKey: Flight] = [:]
     var isShutDown = false
@@ -35,6 +36,12 @@ public actor RequestCoordinator {
         self.transport = transport
         self.configuration = configuration
         self.backgroundLogger = backgroundLogger
+        let events = self.events
+        cacheObserver = configuration.cache?.observers.add { event in events.emit(0, .cache(event)) }
+    }
+
+    deinit {
+        if let cacheObserver { configuration.cache?.observers.remove(cacheObserver) }
     }
 
     /// The process default: a coordinator over a shared `CurlTransport`, created on first use.
@@ -53,25 +60,42 @@ public actor RequestCoordinator {
     /// Throws `ServiceError` only.
     public nonisolated func load<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        return try await run(plan) { execution in
-            let response = execution.response
-            guard resource.acceptableStatus.contains(response.head.status.code) else {
-                throw ServiceError.unacceptable(response, expected: resource.acceptableStatus)
-            }
-            do {
-                try resource.validate(response.head, body: response.body)
-            } catch let error as ServiceError {
-                throw error
-            } catch {
-                throw ServiceError(
-                    .validationFailed, "The resource rejected the response: \(error)", response: response.head,
-                    bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
-            }
-            let value = try await Self.decode(resource, execution: execution)
-            return Loaded(
-                value: value, response: response.head, metrics: response.metrics, source: .network,
-                wasCoalesced: execution.wasCoalesced, requestID: plan.id)
+        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: plan.id) }
+    }
+
+    /// Loads `resource` as ``Resource/updates(using:logger:)`` does: the stored value goes to
+    /// `yield` first, then the network's value is returned.
+    nonisolated func loadUpdates<R: Resource>(
+        _ resource: R, logger: Logger?, yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
+    ) async throws -> Loaded<R.Response> {
+        let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        return try await run(plan, intent: .updates(yield: yield)) { execution in
+            try await Self.finish(resource, execution: execution, id: plan.id)
         }
+    }
+
+    /// Validates and decodes what a transfer or the cache produced.
+    nonisolated static func finish<R: Resource>(
+        _ resource: R, execution: Execution, id: UInt64
+    ) async throws -> Loaded<R.Response> {
+        let response = execution.response
+        guard resource.acceptableStatus.contains(response.head.status.code) else {
+            throw ServiceError.unacceptable(response, expected: resource.acceptableStatus)
+        }
+        do {
+            try resource.validate(response.head, body: response.body)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(
+                .validationFailed, "The resource rejected the response: \(error)", response: response.head,
+                bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+        }
+        let value = try await decode(resource, execution: execution)
+        return Loaded(
+            value: value, response: response.head, metrics: response.metrics, source: execution.source,
+            isStale: execution.isStale, networkError: execution.networkError, wasCoalesced: execution.wasCoalesced,
+            requestID: id)
     }
 
     /// Sends a one-off request through this coordinator's decorators, retries and events,

@@ -13,4 +13,29 @@ extension Resource {
     ) async throws -> Loaded<Response> {
         try await coordinator.load(self, logger: logger)
     }
+
+    /// The stored value first, then the network's: one request, one stream, for screens and
+    /// endpoints that show cached data while fresh data loads.
+    ///
+    /// The stream yields the cached value (``Loaded/source`` `.memory` or `.disk`) when the
+    /// resource's ``Resource/cachePolicy`` tiers hold one, then the network's value (`.network`,
+    /// or `.revalidated` when the server answered 304), then ends. If the network fails after a
+    /// cached value was yielded, the stream ends with the error and the cached value stands.
+    /// Cancelling the consuming task cancels the load.
+    public func updates(
+        using coordinator: RequestCoordinator = .current, logger: Logger? = nil
+    ) -> AsyncThrowingStream<Loaded<Response>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Loaded<Response>.self)
+        let task = Task {
+            do {
+                let last = try await coordinator.loadUpdates(self, logger: logger) { continuation.yield($0) }
+                continuation.yield(last)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
 }
