@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "CourierTestServer",
             dependencies: [
-                "CZlib",
+                "CZlib", "CourierCaching",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -16,6 +16,7 @@ import Synchronization
 extension TestServer {
     func route(_ request: IncomingRequest, _ out: Responder) {
         if servicesRoute(request, out) { return }
+        if cachingRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

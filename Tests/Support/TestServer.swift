@@ -30,6 +30,7 @@ public final class TestServer: Sendable {
     let payloadCache = Mutex<[String: [UInt8]]>([:])
     let gates = Mutex<[String: Gate]>([:])
     let flakyCounts = Mutex<[String: Int]>([:])
+    let cacheRoutes = Mutex<[String: CacheRouteState]>([:])
     let closeWatch = Mutex(CloseWatch())
     let group: MultiThreadedEventLoopGroup
     private let channel: Mutex<(any Channel)?>

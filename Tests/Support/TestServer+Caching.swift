@@ -1,0 +1,97 @@
+import CourierCaching
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A route for the caching tests, with the HTTP caching headers a test asks for:
+///
+/// `/cache?key=&cc=&etag=1&lm=1&vary=&expires=&age=&date=`
+///
+/// - `cc`: the `Cache-Control` value; `vary`, `expires`, `age`: sent as given; `date`: sent as
+///   given (default: the server's current time; `none`: no `Date`, so a test's injected clock
+///   is the only clock).
+/// - `etag=1`: `ETag: "v<version>"`; a matching `If-None-Match` gets 304.
+/// - `lm=1`: `Last-Modified` a day before the version was set; an `If-Modified-Since` at or after
+///   it gets 304.
+/// - The body is `{"key": key, "version": v, "served": n, "lang": Accept-Language}`.
+///
+/// Tests change a key's version with `setCacheVersion`, make it fail with `failCacheKey`, and
+/// read how often it was asked with `cacheCounts`.
+extension TestServer {
+    struct CacheRouteState {
+        var version = 1
+        var requests = 0
+        var notModified = 0
+        var failure: Int?
+        var cacheControl: String?
+        var lastModified = Date(timeIntervalSince1970: 1_700_000_000)
+    }
+
+    /// Requests `/cache?key=<key>` received, and how many were answered 304.
+    public func cacheCounts(_ key: String) -> (requests: Int, notModified: Int) {
+        cacheRoutes.withLock { ($0[key]?.requests ?? 0, $0[key]?.notModified ?? 0) }
+    }
+
+    /// Makes `/cache?key=<key>` serve `version` (a new ETag and Last-Modified).
+    public func setCacheVersion(_ key: String, _ version: Int) {
+        cacheRoutes.withLock { routes in
+            routes[key, default: CacheRouteState()].version = version
+            routes[key]!.lastModified = Date(timeIntervalSince1970: 1_700_000_000 + Double(version) * 86_400)
+        }
+    }
+
+    /// Makes `/cache?key=<key>` send `value` as `Cache-Control`, whatever the query says
+    /// (nil: the query's `cc` again). 304s carry it too.
+    public func setCacheControl(_ key: String, _ value: String?) {
+        cacheRoutes.withLock { $0[key, default: CacheRouteState()].cacheControl = value }
+    }
+
+    /// Makes `/cache?key=<key>` answer `status` (nil: answer normally again).
+    public func failCacheKey(_ key: String, status: Int?) {
+        cacheRoutes.withLock { $0[key, default: CacheRouteState()].failure = status }
+    }
+
+    func cachingRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
+        guard request.path == "/cache" else { return false }
+        let key = request.query("key") ?? "default"
+        let state = cacheRoutes.withLock { routes in
+            routes[key, default: CacheRouteState()].requests += 1
+            return routes[key]!
+        }
+        if let failure = state.failure {
+            out.send(failure, "Failing", headers: [("Content-Type", "text/plain")], body: Array("failing on purpose".utf8))
+            return true
+        }
+        let etag = "\"v\(state.version)\""
+        let lastModified = httpDate(state.lastModified.addingTimeInterval(-86_400))
+        var headers: [(String, String)] = [("Content-Type", "application/json")]
+        if request.query("date") != "none" { headers.append(("Date", request.query("date") ?? httpDate(Date()))) }
+        if let cc = state.cacheControl ?? request.query("cc") { headers.append(("Cache-Control", cc)) }
+        if let vary = request.query("vary") { headers.append(("Vary", vary)) }
+        if let expires = request.query("expires") { headers.append(("Expires", expires)) }
+        if let age = request.query("age") { headers.append(("Age", age)) }
+        if request.query("etag") == "1" { headers.append(("ETag", etag)) }
+        if request.query("lm") == "1" { headers.append(("Last-Modified", lastModified)) }
+
+        let ifNoneMatch = request.head.headers.first(name: "If-None-Match")
+        let ifModifiedSince = request.head.headers.first(name: "If-Modified-Since")
+        let etagMatches = request.query("etag") == "1" && ifNoneMatch == etag
+        let notModifiedSince =
+            ifNoneMatch == nil && request.query("lm") == "1" && ifModifiedSince.flatMap(parseHTTPDate).map {
+                $0 >= state.lastModified.addingTimeInterval(-86_400)
+            } == true
+        if etagMatches || notModifiedSince {
+            cacheRoutes.withLock { $0[key]!.notModified += 1 }
+            out.send(304, "Not Modified", headers: headers.filter { $0.0 != "Content-Type" }, body: [])
+            return true
+        }
+        let language = request.head.headers.first(name: "Accept-Language") ?? ""
+        let body = #"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#
+        out.send(200, headers: headers, body: Array(body.utf8))
+        return true
+    }
+}
+
+func httpDate(_ date: Date) -> String { HTTPDate.format(date) }
+func parseHTTPDate(_ text: String) -> Date? { HTTPDate.parse(text) }
