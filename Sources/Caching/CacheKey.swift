@@ -8,12 +8,19 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     /// Lower-case hex SHA-256 of `rawValue`: the entry's file name on disk.
     public let digest: String
+    /// The digest's first 8 bytes: hashing a key costs one word, not two strings.
+    private let prefix: UInt64
 
     /// A key from its text (for stores and tests; loads build keys with ``init(request:credentialHeaders:)``).
     public init(_ rawValue: String) {
         self.rawValue = rawValue
-        digest = SHA256.hex(SHA256.hash(rawValue.utf8))
+        let bytes = SHA256.hash(rawValue.utf8)
+        digest = SHA256.hex(bytes)
+        prefix = bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
+
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.prefix == rhs.prefix && lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(prefix) }
 
     /// The key of `request`: method, scheme, authority and path (with its query), plus the
     /// digest of the values of `credentialHeaders` when the request carries any of them.

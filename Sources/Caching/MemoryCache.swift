@@ -53,9 +53,9 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// The value for `key` when present and not expired at `now`; marks it most recently used.
     /// An expired entry is removed.
-    public mutating func value(for key: Key, now: Date? = nil) -> Value? {
+    public mutating func value(for key: Key, now: @autoclosure () -> Date? = nil) -> Value? {
         guard let slot = index[key] else { return nil }
-        if let expiry = nodes[slot].expiresAt, let now, expiry <= now {
+        if let expiry = nodes[slot].expiresAt, let now = now(), expiry <= now {
             remove(slot: slot)
             return nil
         }
@@ -66,37 +66,49 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Whether `key` is held (without touching its recency or expiry).
     public func contains(_ key: Key) -> Bool { index[key] != nil }
 
-    /// Stores `value`, evicting the least recently used entries while over a limit. Returns what
-    /// was evicted (a replaced entry is not counted). An entry too large for the limits is not
-    /// kept, and any older value for `key` is removed.
+    /// Stores `value`, evicting the least recently used entries while over a limit. Returns
+    /// whether it was kept and what was evicted (a replaced value is not counted). An entry too
+    /// large for the limits is not kept, and any older value for `key` is removed.
     @discardableResult
     public mutating func setValue(
         _ value: Value, for key: Key, cost: Int, expiresAt: Date? = nil
-    ) -> (count: Int, cost: Int) {
-        if let slot = index[key] { remove(slot: slot) }
+    ) -> (kept: Bool, count: Int, cost: Int) {
         let largest = Double(limits.totalCost) * limits.largestEntryFraction
-        guard Double(cost) <= largest, cost <= limits.totalCost, limits.count > 0 else { return (0, 0) }
+        let existing = index[key]
+        guard Double(cost) <= largest, cost <= limits.totalCost, limits.count > 0 else {
+            if let existing { remove(slot: existing) }
+            return (false, 0, 0)
+        }
+        let slot: Int
+        if let existing {
+            slot = existing
+            totalCost += cost - nodes[slot].cost
+            nodes[slot].value = value
+            nodes[slot].cost = cost
+            nodes[slot].expiresAt = expiresAt
+            moveToFront(slot)
+        } else {
+            let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt, newer: -1, older: newest)
+            if let reused = free.popLast() {
+                slot = reused
+                nodes[slot] = node
+            } else {
+                slot = nodes.count
+                nodes.append(node)
+            }
+            if newest >= 0 { nodes[newest].newer = slot }
+            newest = slot
+            if oldest < 0 { oldest = slot }
+            index[key] = slot
+            totalCost += cost
+        }
         var evicted = (count: 0, cost: 0)
-        while oldest >= 0 && (totalCost + cost > limits.totalCost || index.count + 1 > limits.count) {
+        while oldest != slot && (totalCost > limits.totalCost || index.count > limits.count) {
             evicted.count += 1
             evicted.cost += nodes[oldest].cost
             remove(slot: oldest)
         }
-        let node = Node(key: key, value: value, cost: cost, expiresAt: expiresAt, newer: -1, older: newest)
-        let slot: Int
-        if let reused = free.popLast() {
-            slot = reused
-            nodes[slot] = node
-        } else {
-            slot = nodes.count
-            nodes.append(node)
-        }
-        if newest >= 0 { nodes[newest].newer = slot }
-        newest = slot
-        if oldest < 0 { oldest = slot }
-        index[key] = slot
-        totalCost += cost
-        return evicted
+        return (true, evicted.count, evicted.cost)
     }
 
     /// Removes the entry for `key`; returns its value.

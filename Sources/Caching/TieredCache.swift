@@ -42,8 +42,7 @@ public actor TieredCache {
 
     /// The response stored for `key` in `tiers`, memory first. Expired entries are misses.
     public func lookup(_ key: CacheKey, in tiers: CachePolicy.Tiers = .all) async -> Hit? {
-        let now = now()
-        if tiers.contains(.memory), let response = memory.value(for: key, now: now) {
+        if tiers.contains(.memory), let response = memory.value(for: key, now: self.now()) {
             return Hit(response: response, tier: .memory)
         }
         guard tiers.contains(.disk), let store else { return nil }
@@ -55,7 +54,7 @@ public actor TieredCache {
             return nil
         }
         guard let response = found else { return nil }
-        if let expiry = response.expiresAt, expiry <= now {
+        if let expiry = response.expiresAt, expiry <= now() {
             try? await store.removeEntry(for: key)
             return nil
         }
@@ -106,9 +105,9 @@ public actor TieredCache {
 
     @discardableResult
     private func putInMemory(_ response: CachedResponse, for key: CacheKey) -> Bool {
-        let evicted = memory.setValue(response, for: key, cost: response.cost, expiresAt: response.expiresAt)
-        if evicted.count > 0 { observers.notify(.evicted(.memory, count: evicted.count, bytes: evicted.cost)) }
-        return memory.contains(key)
+        let outcome = memory.setValue(response, for: key, cost: response.cost, expiresAt: response.expiresAt)
+        if outcome.count > 0 { observers.notify(.evicted(.memory, count: outcome.count, bytes: outcome.cost)) }
+        return outcome.kept
     }
 }
 
