@@ -69,3 +69,41 @@ import Testing
         #expect(user.name == "Ada" && plain.requestCount == 1)
     }
 }
+
+/// The README's caching example, against `MockTransport` and a temporary disk cache.
+@Suite struct CachingReadmeExamplesTests {
+    struct Article: Codable, Sendable { let id: Int; let title: String }
+
+    struct Feed: Resource {
+        typealias Response = [Article]
+        var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/feed") }
+        var cachePolicy: CachePolicy { .http() }
+    }
+
+    @Test func theCachingExampleRuns() async throws {
+        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cacheDirectory) }
+        let mock = MockTransport()
+        mock.respond(to: .get, "/v1/feed") { request, _ in
+            if request.headerFields[.ifNoneMatch] == "\"feed-1\"" { return .status(304, headers: [.eTag: "\"feed-1\""]) }
+            return .json(#"[{"id": 1, "title": "Hello"}]"#, headers: [.eTag: "\"feed-1\"", .cacheControl: "no-cache"])
+        }
+        var shown: [Bool] = []
+        func show(_ articles: [Article], fromCache: Bool) { shown.append(fromCache) }
+
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = TieredCache(
+            memory: .init(totalCost: 32 << 20),
+            store: try DiskCache(directory: cacheDirectory))
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+
+        let feed = try await Feed().loadResponse(using: coordinator)
+        #expect(feed.value.count == 1 && feed.source == .network)
+
+        for try await update in Feed().updates(using: coordinator) {
+            show(update.value, fromCache: update.source != .network)
+        }
+        #expect(shown == [true, true])  // memory, then revalidated by a 304
+        #expect(mock.requests.last?.request.headerFields[.ifNoneMatch] == "\"feed-1\"")
+    }
+}
