@@ -94,7 +94,12 @@ public actor DiskCache: CacheStore {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw fileError("stat", path) }
         let length = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: max(length, 0))
+        // Never stored that large: not ours, and not worth reading into memory.
+        guard length >= DiskEntryFile.prefixLength, length <= options.sizeLimit / 8 else {
+            discard(key.digest, path: path)
+            return nil
+        }
+        var bytes = [UInt8](repeating: 0, count: length)
         let read = bytes.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
         guard read == length else {
             discard(key.digest, path: path)

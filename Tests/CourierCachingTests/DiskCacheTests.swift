@@ -118,6 +118,21 @@ struct DiskCacheTests {
         }
     }
 
+    @Test("a huge file under an entry's name is removed without being read into memory")
+    func hugeForeignFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, options: .init(sizeLimit: 1 << 20))
+            let key = CacheKey("GET https://example.com/huge")
+            let path = directory + "/" + key.digest
+            FileManager.default.createFile(atPath: path, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.truncate(atOffset: 1 << 40)  // a sparse terabyte
+            try handle.close()
+            #expect(try await cache.entry(for: key) == nil)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
     @Test("an entry larger than an eighth of the limit is not stored")
     func oversizedEntries() async throws {
         try await withTemporaryDirectory { directory in
