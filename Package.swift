@@ -125,6 +125,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CourierTestingTests",
+            dependencies: ["CourierTesting", "CourierTestServer"],
+            path: "Tests/CourierTestingTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CourierServicesTests",
             dependencies: ["CourierServices", "CourierTesting", "CourierTestServer"],
             path: "Tests/CourierServicesTests",

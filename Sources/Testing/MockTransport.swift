@@ -8,13 +8,19 @@ internal import Synchronization
 /// ```swift
 /// let mock = MockTransport()
 /// mock.respond(to: .get, "/users/7", with: .json(#"{"id":7,"name":"Ada"}"#))
+/// mock.respond(to: .get, "/feed", with: [.serviceUnavailable(retryAfter: .seconds(1)), .json("[]")])
 /// let coordinator = RequestCoordinator(transport: mock)
 /// ```
+///
+/// Routes match on method, path (exact, or a prefix when it ends in `*`), and optionally query
+/// items and header fields; the most recently added matching route answers. A request no route
+/// matches fails with `mockMissing`, naming the request and the routes there are.
 public final class MockTransport: HTTPTransport {
     /// A canned answer: a response, or a transport failure.
     public struct Reply: Sendable {
         enum Outcome: Sendable {
             case response(TransportResponse)
+            case file(path: String, status: Int, headers: HTTPFields)
             case failure(ServiceError)
         }
         let outcome: Outcome
@@ -31,9 +37,61 @@ public final class MockTransport: HTTPTransport {
             return .status(status, headers: fields, body: Data(text.utf8))
         }
 
+        /// `value` encoded as JSON with `encoder`. A value that cannot be encoded answers with
+        /// an `encodingFailed` failure, so the test sees why.
+        public static func json(
+            encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder(), status: Int = 200,
+            headers: HTTPFields = [:]
+        ) -> Reply {
+            do {
+                var fields = headers
+                fields[.contentType] = "application/json"
+                return .status(status, headers: fields, body: try encoder.encode(value))
+            } catch {
+                return .failure(.encodingFailed, "MockTransport could not encode \(type(of: value)): \(error)")
+            }
+        }
+
+        /// The contents of the file at `path`, read when the request arrives (a missing file is
+        /// a `fileAccess` failure naming it).
+        public static func file(
+            atPath path: String, status: Int = 200, contentType: String = "application/json", headers: HTTPFields = [:]
+        ) -> Reply {
+            var fields = headers
+            fields[.contentType] = contentType
+            return Reply(outcome: .file(path: path, status: status, headers: fields))
+        }
+
         /// A transport failure with `code`, as a real transport would throw it.
         public static func failure(_ code: ServiceError.Code, _ message: String = "") -> Reply {
             Reply(outcome: .failure(ServiceError(code, message.isEmpty ? "Injected by MockTransport." : message)))
+        }
+
+        // MARK: Faults
+
+        /// The connection closed before a response arrived (`connectionClosed`, retryable).
+        public static var droppedConnection: Reply {
+            .failure(.connectionClosed, "MockTransport dropped the connection before the response.")
+        }
+
+        /// The request timed out (`timedOut`, retryable).
+        public static var timedOut: Reply { .failure(.timedOut, "MockTransport let the request time out.") }
+
+        /// A gzip body that does not inflate: `decompressionFailed`, as `CurlTransport` reports it.
+        public static var corruptGzip: Reply {
+            .failure(.decompressionFailed, "MockTransport served a corrupt gzip body.")
+        }
+
+        /// `429 Too Many Requests` with `Retry-After` in whole seconds.
+        public static func tooManyRequests(retryAfter: Duration) -> Reply {
+            .status(429, headers: [.retryAfter: "\(retryAfter.components.seconds)"], body: Data("slow down".utf8))
+        }
+
+        /// `503 Service Unavailable`, with `Retry-After` in whole seconds when given.
+        public static func serviceUnavailable(retryAfter: Duration? = nil) -> Reply {
+            var headers = HTTPFields()
+            if let retryAfter { headers[.retryAfter] = "\(retryAfter.components.seconds)" }
+            return .status(503, headers: headers, body: Data("unavailable".utf8))
         }
     }
 
@@ -50,7 +108,33 @@ public final class MockTransport: HTTPTransport {
     private struct Route {
         var method: HTTPRequest.Method?
         var path: String?
+        var query: [String: String] = [:]
+        var headers: HTTPFields = [:]
+        var predicate: (@Sendable (HTTPRequest) -> Bool)?
+        var latency: Duration?
         var handler: Handler
+
+        func matches(_ request: HTTPRequest, path requestPath: String, query requestQuery: [String: String]) -> Bool {
+            if let method, method != request.method { return false }
+            if let path {
+                if path.hasSuffix("*") {
+                    if !requestPath.hasPrefix(path.dropLast()) { return false }
+                } else if path != requestPath {
+                    return false
+                }
+            }
+            for (name, value) in query where requestQuery[name] != value { return false }
+            for field in headers where request.headerFields[field.name] != field.value { return false }
+            return predicate?(request) ?? true
+        }
+
+        var label: String {
+            var text = "\(method?.rawValue ?? "*") \(path ?? "*")"
+            if !query.isEmpty { text += "?" + query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&") }
+            if !headers.isEmpty { text += " [" + headers.map { $0.name.rawName }.joined(separator: ", ") + "]" }
+            if predicate != nil { text += " (predicate)" }
+            return text
+        }
     }
 
     private struct State {
@@ -69,20 +153,53 @@ public final class MockTransport: HTTPTransport {
     /// Creates a transport with no routes.
     public init() {}
 
-    /// Answers requests with `method` (any when nil) whose path, without the query, is `path`.
-    /// Later routes take precedence over earlier ones.
-    public func respond(to method: HTTPRequest.Method? = nil, _ path: String, with reply: Reply) {
-        respond(to: method, path) { _, _ in reply }
+    /// Answers requests with `method` (any when nil) whose path, without the query, is `path`
+    /// (or starts with it, when it ends in `*`), carrying every item of `query` and every field
+    /// of `headers`, after `latency` when given.
+    public func respond(
+        to method: HTTPRequest.Method? = nil, _ path: String, query: [String: String] = [:], headers: HTTPFields = [:],
+        latency: Duration? = nil, with reply: Reply
+    ) {
+        add(Route(method: method, path: path, query: query, headers: headers, latency: latency) { _, _ in reply })
+    }
+
+    /// Answers matching requests with `replies` in turn; the last one answers every later request
+    /// (`[.serviceUnavailable(retryAfter: .seconds(1)), .json("{}")]` tests a retry in one line).
+    public func respond(
+        to method: HTTPRequest.Method? = nil, _ path: String, query: [String: String] = [:], headers: HTTPFields = [:],
+        latency: Duration? = nil, with replies: [Reply]
+    ) {
+        precondition(!replies.isEmpty, "MockTransport.respond(with:) needs at least one reply")
+        let next = Mutex(0)
+        add(Route(method: method, path: path, query: query, headers: headers, latency: latency) { _, _ in
+            replies[next.withLock { index in
+                defer { index += 1 }
+                return min(index, replies.count - 1)
+            }]
+        })
     }
 
     /// Answers matching requests with `handler`.
-    public func respond(to method: HTTPRequest.Method? = nil, _ path: String, handler: @escaping Handler) {
-        state.withLock { $0.routes.append(Route(method: method, path: path, handler: handler)) }
+    public func respond(
+        to method: HTTPRequest.Method? = nil, _ path: String, query: [String: String] = [:], headers: HTTPFields = [:],
+        latency: Duration? = nil, handler: @escaping Handler
+    ) {
+        add(Route(method: method, path: path, query: query, headers: headers, latency: latency, handler: handler))
     }
+
+    /// Answers the requests `predicate` accepts with `handler`.
+    public func respond(
+        matching predicate: @escaping @Sendable (HTTPRequest) -> Bool, latency: Duration? = nil,
+        handler: @escaping Handler
+    ) {
+        add(Route(predicate: predicate, latency: latency, handler: handler))
+    }
+
+    private func add(_ route: Route) { state.withLock { $0.routes.append(route) } }
 
     /// Answers every request no other route matches with `handler`.
     public func respondToAll(handler: @escaping Handler) {
-        state.withLock { $0.routes.insert(Route(method: nil, path: nil, handler: handler), at: 0) }
+        state.withLock { $0.routes.insert(Route(handler: handler), at: 0) }
     }
 
     /// Waits this long (on the task's clock) before answering each request.
@@ -103,6 +220,13 @@ public final class MockTransport: HTTPTransport {
 
     /// Every request received so far, in order.
     public var requests: [RecordedRequest] { state.withLock { $0.recorded } }
+
+    /// The requests received with `method` (any when nil) for `path` (without the query).
+    public func requests(to method: HTTPRequest.Method? = nil, _ path: String) -> [RecordedRequest] {
+        requests.filter { recorded in
+            (method == nil || recorded.request.method == method) && Self.split(recorded.request.path).path == path
+        }
+    }
 
     /// How many requests were received.
     public var requestCount: Int { state.withLock { $0.recorded.count } }
@@ -126,16 +250,15 @@ public final class MockTransport: HTTPTransport {
         -> TransportResponse
     {
         let bytes = body?.inMemoryBytes
-        let (route, latency, ready) = state.withLock { state in
+        let (path, query) = Self.split(request.path)
+        let (route, latency, ready, labels) = state.withLock { state in
             state.recorded.append(RecordedRequest(request: request, body: bytes))
             let count = state.recorded.count
             let ready = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
             state.arrivalWatchers.removeAll { $0.count <= count }
-            let path = request.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
-            let route = state.routes.last { route in
-                (route.method == nil || route.method == request.method) && (route.path == nil || route.path == path)
-            }
-            return (route, state.latency, ready)
+            let route = state.routes.last { $0.matches(request, path: path, query: query) }
+            let labels = route == nil ? state.routes.map(\.label) : []
+            return (route, route?.latency ?? state.latency, ready, labels)
         }
         for continuation in ready { continuation.resume() }
         try await hold()
@@ -143,8 +266,9 @@ public final class MockTransport: HTTPTransport {
             do { try await Task.sleep(for: latency) } catch { throw noteCancelled() }
         }
         guard let route else {
+            let known = labels.isEmpty ? "none" : labels.joined(separator: "; ")
             throw ServiceError(
-                .mockMissing, "MockTransport has no route for \(request.method) \(request.path ?? "/").")
+                .mockMissing, "MockTransport has no route for \(request.method) \(request.path ?? "/") (routes: \(known)).")
         }
         let reply: Reply
         do {
@@ -153,9 +277,47 @@ public final class MockTransport: HTTPTransport {
             throw ServiceError.wrapping(error)
         }
         switch reply.outcome {
-        case .response(let response): return response
-        case .failure(let error): throw error
+        case .response(let response):
+            return response
+        case .file(let filePath, let status, let headers):
+            guard let data = FileManager.default.contents(atPath: filePath) else {
+                throw ServiceError(.fileAccess, "MockTransport could not read \(filePath) for \(request.method) \(path).")
+            }
+            return TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headers), body: data)
+        case .failure(let error):
+            throw error
         }
+    }
+
+    /// The path without its query, and the query's items percent-decoded (`+` stays `+`).
+    static func split(_ target: String?) -> (path: String, query: [String: String]) {
+        let target = target ?? "/"
+        guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
+        var query: [String: String] = [:]
+        for item in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = percentDecoded(parts[0])
+            if query[name] == nil { query[name] = parts.count > 1 ? percentDecoded(parts[1]) : "" }
+        }
+        return (String(target[..<mark]), query)
+    }
+
+    private static func percentDecoded(_ text: Substring) -> String {
+        let input = Array(text.utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < input.count {
+            if input[index] == UInt8(ascii: "%"), index + 2 < input.count,
+                let value = UInt8(String(decoding: input[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                index += 3
+            } else {
+                bytes.append(input[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Waits while responses are held; cancellation ends the wait with `cancelled`.
