@@ -128,6 +128,7 @@ let package = Package(
             name: "CourierTestingTests",
             dependencies: ["CourierTesting", "CourierTestServer"],
             path: "Tests/CourierTestingTests",
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -12,6 +12,8 @@ struct LoadPlan: Sendable {
     var retryPolicy: RetryPolicy
     var coalescing: Coalescing.Mode
     var cachePolicy: CachePolicy = .networkOnly
+    /// Answers in place of the transport (the configuration's ``ResourceResponder``).
+    var stub: Stub?
     var logger: Logger?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?
@@ -25,6 +27,11 @@ struct LoadPlan: Sendable {
         decorators = configuration.decorators + resource.decorators
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
         cachePolicy = resource.cachePolicy
+        if let responder = configuration.responder {
+            stub = Stub(tag: String(reflecting: R.self)) { request in
+                try await responder.response(for: resource, request: request)
+            }
+        }
         coalescing = configuration.coalescesDuplicateLoads ? resource.coalescing.mode : .never
         if coalescing == .automatic {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
@@ -54,6 +61,13 @@ struct LoadPlan: Sendable {
         let safe = request.method == .get || request.method == .head
         coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+    }
+
+    /// A responder bound to one resource.
+    struct Stub: Sendable {
+        /// Tells apart resource types that share a URL, so they never share a transfer.
+        var tag: String
+        var respond: @Sendable (HTTPRequest) async throws -> TransportResponse
     }
 
     /// The URL without its query, safe to log.

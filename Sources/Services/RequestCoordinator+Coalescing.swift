@@ -10,8 +10,11 @@ enum FlightKey: Hashable, Sendable {
     /// so two users never share), content type and body: the raw values are never kept.
     case shared([UInt8])
 
-    static func digest(_ request: HTTPRequest, body: RequestBody?, ignoring: [HTTPField.Name]) -> [UInt8]? {
+    static func digest(
+        _ request: HTTPRequest, body: RequestBody?, ignoring: [HTTPField.Name], tag: String? = nil
+    ) -> [UInt8]? {
         var hash = SHA256()
+        if let tag { hash.update(field: "responder:" + tag) }
         hash.update(field: request.method.rawValue)
         hash.update(field: request.scheme ?? "")
         hash.update(field: request.authority ?? "")

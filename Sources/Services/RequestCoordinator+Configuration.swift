@@ -25,6 +25,11 @@ extension RequestCoordinator {
         public var credentialHeaders: [HTTPField.Name] = [
             .authorization, .proxyAuthorization, .cookie, HTTPField.Name("X-API-Key")!,
         ]
+        /// Answers every resource load in place of the transport when set: mock mode
+        /// (`CourierTesting`'s `Fixtures` serves each resource from its `.mock` file).
+        /// Decorators, retries, validation, decoding and the cache still run. `send(_:)` is
+        /// not a resource load and still uses the transport.
+        public var responder: (any ResourceResponder)?
         /// Options for every transfer (a resource's ``Resource/timeout`` overrides `timeout`).
         public var transferOptions = TransferOptions()
         /// Measures retry delays and sleeps them; tests inject a manual clock.

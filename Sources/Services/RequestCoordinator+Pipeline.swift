@@ -118,30 +118,34 @@ extension RequestCoordinator {
         if plan.coalescing == .never {
             key = .unique(plan.id)
         } else if let digest = FlightKey.digest(
-            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing)
+            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag)
         {
             key = .shared(digest)
         } else {
             key = .unique(plan.id)  // a body streamed from files is never compared
         }
         let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
-        let logger = plan.logger
+        let logger = plan.logger, stub = plan.stub
         return await join(key: key, waiter: id, rejectsDuplicates: plan.coalescing == .rejectDuplicates) {
             await self.transferWithRetries(
-                request, body: body, options: options, policy: policy, id: id, logger: logger)
+                request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
         }
     }
 
     /// One transfer, repeated as `policy` allows, waiting on the configured clock.
     nonisolated func transferWithRetries(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, policy: RetryPolicy, id: UInt64,
-        logger: Logger?
+        logger: Logger?, stub: LoadPlan.Stub? = nil
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
         while true {
             let outcome: Result<TransportResponse, ServiceError>
             do {
-                outcome = .success(try await transport.send(request, body: body, options: options))
+                if let stub {
+                    outcome = .success(try await stub.respond(request))
+                } else {
+                    outcome = .success(try await transport.send(request, body: body, options: options))
+                }
             } catch {
                 outcome = .failure(ServiceError.wrapping(error))
             }
