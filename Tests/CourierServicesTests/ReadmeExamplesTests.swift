@@ -7,7 +7,7 @@ import Testing
 /// The README's services examples, compiled and run against `MockTransport` (the README's
 /// base URL, `https://api.example.com/v1`, is answered by the mock).
 @Suite struct ServicesReadmeExamplesTests {
-    struct User: Decodable, Sendable { let id: Int; let name: String }
+    struct User: Codable, Sendable { let id: Int; let name: String }
 
     struct UserService: Resource {
         typealias Response = User
@@ -62,7 +62,7 @@ import Testing
         #expect(mock.requests.map { $0.request.path ?? "" }.contains("/v1/search?q=ada%20lovelace"))
         #expect(mock.requests.last?.body == Data(#"{"name":"Grace"}"#.utf8))
 
-        // "Test your services with MockTransport"
+        // MockTransport on its own
         let plain = MockTransport()
         plain.respond(to: .get, "/v1/users/7", with: .json(#"{"id": 7, "name": "Ada"}"#))
         let user = try await UserService(id: 7).load(using: RequestCoordinator(transport: plain))

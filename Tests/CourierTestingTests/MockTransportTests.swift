@@ -1,6 +1,5 @@
 import CourierTesting
 import Foundation
-import Synchronization
 import Testing
 
 struct User: Codable, Sendable, Equatable { var id: Int; var name: String }
@@ -13,28 +12,7 @@ struct UserResource: Resource {
     var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/users/\(id)", query: query) }
 }
 
-/// A clock whose sleeps return at once, recording what was asked: retry tests without waiting.
-final class InstantClock: Clock, Sendable {
-    typealias Duration = Swift.Duration
-    struct Instant: InstantProtocol {
-        var offset: Swift.Duration
-        func advanced(by duration: Swift.Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Swift.Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
-    private let state = Mutex<(now: Swift.Duration, sleeps: [Swift.Duration])>((.zero, []))
-    var now: Instant { Instant(offset: state.withLock { $0.now }) }
-    var minimumResolution: Swift.Duration { .nanoseconds(1) }
-    var sleeps: [Swift.Duration] { state.withLock { $0.sleeps } }
-    func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
-        state.withLock { state in
-            state.sleeps.append(deadline.offset - state.now)
-            state.now = max(state.now, deadline.offset)
-        }
-    }
-}
-
-func coordinator(_ mock: MockTransport, clock: InstantClock = InstantClock()) -> RequestCoordinator {
+func coordinator(_ mock: MockTransport, clock: ImmediateClock = ImmediateClock()) -> RequestCoordinator {
     var configuration = RequestCoordinator.Configuration()
     configuration.clock = clock
     return RequestCoordinator(transport: mock, configuration: configuration)
@@ -119,7 +97,7 @@ struct MockTransportTests {
     @Test("faults in one line: dropped connection, timeout, corrupt gzip, 429 and 503 with Retry-After")
     func faults() async throws {
         let mock = MockTransport()
-        let clock = InstantClock()
+        let clock = ImmediateClock()
         mock.respond(to: .get, "/v1/users/1", with: [.droppedConnection, .timedOut, .json(#"{"id":1,"name":"third time"}"#)])
         mock.respond(to: .get, "/v1/users/2", with: [.tooManyRequests(retryAfter: .seconds(7)), .json(#"{"id":2,"name":"later"}"#)])
         mock.respond(to: .get, "/v1/users/3", with: [.serviceUnavailable(retryAfter: .seconds(2)), .json(#"{"id":3,"name":"up"}"#)])
