@@ -21,10 +21,13 @@ let package = Package(
         .library(name: "CourierServices", targets: ["CourierServices"]),
         .library(name: "CourierCaching", targets: ["CourierCaching"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
+        // XML responses: a separate product, so that apps without XML never build XMLCoder.
+        .library(name: "CourierXML", targets: ["CourierXML"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/CoreOffice/XMLCoder.git", from: "0.18.2"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
@@ -72,6 +75,12 @@ let package = Package(
             name: "CourierTesting",
             dependencies: ["CourierServices"],
             path: "Sources/Testing",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierXML",
+            dependencies: ["CourierServices", .product(name: "XMLCoder", package: "XMLCoder")],
+            path: "Sources/XML",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -129,6 +138,12 @@ let package = Package(
             dependencies: ["CourierTesting", "CourierTestServer"],
             path: "Tests/CourierTestingTests",
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierXMLTests",
+            dependencies: ["CourierXML", "CourierTestServer"],
+            path: "Tests/CourierXMLTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

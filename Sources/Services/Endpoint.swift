@@ -8,7 +8,10 @@ public import FoundationEssentials
 /// appear in a path (spaces, non-ASCII) are encoded.
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// The scheme, host, port and optional leading path, e.g. `https://api.example.com/v2`.
+    /// Empty for an endpoint of a ``Backend`` until a coordinator picks the environment.
     public var baseURL: String
+    /// The backend whose base URL (per environment), headers, decorators and rules apply.
+    public var backend: (any Backend)?
     /// The path below the base URL, e.g. `/users/7`.
     public var path: String
     /// The query items, in order. A `nil` value sends the name alone (`?flag`).
@@ -26,8 +29,43 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(baseURL, path: path, query: query.map { URLQueryItem(name: $0.key, value: $0.value) })
     }
 
+    /// An endpoint of `backend`: the coordinator resolves the base URL for its environment.
+    public init(_ backend: some Backend, path: String = "", query: [URLQueryItem] = []) {
+        self.init("", path: path, query: query)
+        self.backend = backend
+    }
+
+    /// An endpoint of `backend` with query items from pairs.
+    public init(_ backend: some Backend, path: String = "", query: KeyValuePairs<String, String>) {
+        self.init(backend, path: path, query: query.map { URLQueryItem(name: $0.key, value: $0.value) })
+    }
+
+    /// This endpoint with the backend's base URL for `environment` filled in.
+    public func resolved(in environment: Environment) throws(ServiceError) -> Endpoint {
+        guard let backend, baseURL.isEmpty else { return self }
+        guard let base = backend.baseURL(in: environment) else {
+            throw ServiceError(.invalidRequest, "The backend '\(backend.id)' has no base URL for the \(environment) environment.")
+        }
+        var resolved = self
+        resolved.baseURL = base
+        return resolved
+    }
+
+    public static func == (lhs: Endpoint, rhs: Endpoint) -> Bool {
+        lhs.baseURL == rhs.baseURL && lhs.path == rhs.path && lhs.queryItems == rhs.queryItems
+            && lhs.backend?.id == rhs.backend?.id
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(baseURL)
+        hasher.combine(path)
+        hasher.combine(queryItems)
+        hasher.combine(backend?.id)
+    }
+
     /// The full URL text.
     public var description: String {
+        if baseURL.isEmpty, let backend { return "<\(backend.id)>" + path }
         guard let parts = try? components() else { return baseURL + path }
         return "\(parts.scheme)://\(parts.authority)\(parts.path)"
     }

@@ -24,7 +24,9 @@ struct LoadPlan: Sendable {
         id = coordinator.events.makeRequestID()
         options = configuration.transferOptions
         if let timeout = resource.timeout { options.timeout = timeout }
-        decorators = configuration.decorators + resource.decorators
+        let endpoint = resource.endpoint
+        let backend = endpoint.backend
+        decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
         cachePolicy = resource.cachePolicy
         if let responder = configuration.responder {
@@ -37,13 +39,16 @@ struct LoadPlan: Sendable {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
         }
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
-        let endpoint = resource.endpoint
         request = HTTPRequest(method: resource.method, scheme: "http", authority: "invalid", path: "/")
         do {
-            let parts = try endpoint.components()
+            let environment = backend.map { configuration.environments[$0.id] ?? configuration.environment }
+            let parts = try endpoint.resolved(in: environment ?? configuration.environment).components()
+            var fields = backend?.headers ?? [:]
+            for name in Set(resource.headers.map(\.name)) { fields[values: name] = [] }
+            fields.append(contentsOf: resource.headers)
             request = HTTPRequest(
                 method: resource.method, scheme: parts.scheme, authority: parts.authority, path: parts.path,
-                headerFields: resource.headers)
+                headerFields: fields)
             body = try resource.body
         } catch {
             buildError = Self.buildFailure(error)

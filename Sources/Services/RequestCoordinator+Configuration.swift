@@ -30,6 +30,10 @@ extension RequestCoordinator {
         /// Decorators, retries, validation, decoding and the cache still run. `send(_:)` is
         /// not a resource load and still uses the transport.
         public var responder: (any ResourceResponder)?
+        /// The environment ``Backend`` endpoints resolve in (default `.production`).
+        public var environment: Environment = .production
+        /// Per-backend environments (by ``Backend/id``), overriding ``environment``.
+        public var environments: [String: Environment] = [:]
         /// Options for every transfer (a resource's ``Resource/timeout`` overrides `timeout`).
         public var transferOptions = TransferOptions()
         /// Measures retry delays and sleeps them; tests inject a manual clock.

@@ -79,10 +79,18 @@ public actor RequestCoordinator {
         _ resource: R, execution: Execution, id: UInt64
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
+        let backend = resource.endpoint.backend
         guard resource.acceptableStatus.contains(response.head.status.code) else {
-            throw ServiceError.unacceptable(response, expected: resource.acceptableStatus)
+            var error = ServiceError.unacceptable(response, expected: resource.acceptableStatus)
+            if let message = backend?.errorMessage(for: response.head, body: response.body) {
+                error = ServiceError(
+                    .unacceptableStatus, "HTTP \(response.head.status.code): \(message)", response: response.head,
+                    bodyExcerpt: error.bodyExcerpt)
+            }
+            throw error
         }
         do {
+            try backend?.validate(response.head, body: response.body)
             try resource.validate(response.head, body: response.body)
         } catch let error as ServiceError {
             throw error
@@ -127,6 +135,11 @@ public actor RequestCoordinator {
         let decodeOnce: @Sendable () throws -> R.Response = {
             do {
                 return try resource.decode(response.body, response: response.head)
+            } catch let error where error is DecodingError && resource.returnsNilWhenDecodingFails {
+                guard let none = (R.Response.self as? any OptionalResponse.Type)?.nothing as? R.Response else {
+                    throw JSONDecoding.failure(error, response: response)
+                }
+                return none
             } catch {
                 throw JSONDecoding.failure(error, response: response)
             }
@@ -134,4 +147,13 @@ public actor RequestCoordinator {
         guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else { return try decodeOnce() }
         return try await shared.value(for: R.self, decode: decodeOnce)
     }
+}
+
+/// Optional response types, so a failed decode can become `nil`.
+protocol OptionalResponse {
+    static var nothing: Self { get }
+}
+
+extension Optional: OptionalResponse {
+    static var nothing: Self { nil }
 }

@@ -44,7 +44,10 @@ public protocol Resource: Sendable {
     /// Object keys leading to the payload in a JSON response, e.g. `["data", "items"]`, so the
     /// envelope around it needs no model of its own (default: the whole document).
     var decodingKeyPath: [String] { get }
-    /// The decoder for JSON responses (default: a plain `JSONDecoder`).
+    /// When the response type is optional (`User?`), whether a body that does not decode gives
+    /// `nil` instead of a `decodingFailed` error (default `false`).
+    var returnsNilWhenDecodingFails: Bool { get }
+    /// The decoder for JSON responses (default: the backend's, else a plain `JSONDecoder`).
     var jsonDecoder: JSONDecoder { get }
 
     /// Checks a response whose status is acceptable, before decoding (default: accepts all).
@@ -67,7 +70,8 @@ extension Resource {
     public var retryPolicy: RetryPolicy? { nil }
     public var sharesDecodedResponse: Bool { true }
     public var decodingKeyPath: [String] { [] }
-    public var jsonDecoder: JSONDecoder { JSONDecoder() }
+    public var returnsNilWhenDecodingFails: Bool { false }
+    public var jsonDecoder: JSONDecoder { endpoint.backend?.jsonDecoder ?? JSONDecoder() }
     public func validate(_ response: HTTPResponse, body: Data) throws {}
 }
 

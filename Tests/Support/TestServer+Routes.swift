@@ -17,6 +17,7 @@ extension TestServer {
     func route(_ request: IncomingRequest, _ out: Responder) {
         if servicesRoute(request, out) { return }
         if cachingRoute(request, out) { return }
+        if parityRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

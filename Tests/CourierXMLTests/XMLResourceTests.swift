@@ -1,0 +1,80 @@
+import CourierTestServer
+import CourierXML
+import Foundation
+import Testing
+
+struct Feed: Decodable, Sendable {
+    struct Channel: Decodable, Sendable {
+        var title: String
+        var link: String
+        var description: String
+        var item: [FeedItem]
+    }
+    var channel: Channel
+}
+
+struct FeedItem: Decodable, Sendable, Equatable {
+    struct GUID: Decodable, Sendable, Equatable, DynamicNodeDecoding {
+        var value: String
+        var isPermaLink: Bool
+        enum CodingKeys: String, CodingKey {
+            case value = ""
+            case isPermaLink
+        }
+        static func nodeDecoding(for key: any CodingKey) -> XMLDecoder.NodeDecoding {
+            key.stringValue == CodingKeys.isPermaLink.stringValue ? .attribute : .element
+        }
+    }
+    var title: String
+    var link: String
+    var guid: GUID
+    var pubDate: String
+    var description: String
+    var category: [String]?
+}
+
+struct WholeFeed: XMLResource {
+    typealias Response = Feed
+    var base: String
+    var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+}
+
+struct Headlines: XMLResource {
+    typealias Response = [FeedItem]
+    var base: String
+    var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+    var xmlKeyPath: [String] { ["channel", "item"] }
+}
+
+struct WrongShape: XMLResource {
+    struct Strict: Decodable, Sendable { var title: String; var rating: Int }
+    typealias Response = [Strict]
+    var base: String
+    var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+    var xmlKeyPath: [String] { ["channel", "item"] }
+}
+
+@Suite("XML resources")
+struct XMLResourceTests {
+    @Test("an RSS feed decodes whole, and below a key path")
+    func rss() async throws {
+        let server = try await TestServer.start()
+        let transport = CurlTransport()
+        let coordinator = RequestCoordinator(transport: transport)
+        let feed = try await WholeFeed(base: server.baseURL).load(using: coordinator)
+        #expect(feed.channel.title == "Courier News")
+        #expect(feed.channel.item.count == 3)
+        let items = try await Headlines(base: server.baseURL).load(using: coordinator)
+        #expect(items.map(\.title) == ["Caching lands", "Testing doubles", "Transport notes"])
+        #expect(items[0].description == "Memory & disk <b>tiers</b>")
+        #expect(items[1].description == "Fixtures & HAR replay")
+        #expect(items[0].guid == .init(value: "https://example.com/posts/caching", isPermaLink: true))
+        #expect(items[0].category == ["release", "caching"])
+        #expect(items[2].category == nil)
+        let error = await #expect(throws: ServiceError.self) { try await WrongShape(base: server.baseURL).load(using: coordinator) }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.message.contains("rating") == true)
+        await transport.shutdown()
+        await server.stop()
+    }
+}
