@@ -107,3 +107,80 @@ import Testing
         #expect(mock.requests.last?.request.headerFields[.ifNoneMatch] == "\"feed-1\"")
     }
 }
+
+/// The README's backend, lossy and callback examples, against `MockTransport`.
+@Suite struct ParityReadmeExamplesTests {
+    struct Catalog: Backend {
+        func baseURL(in environment: Environment) -> String? {
+            switch environment {
+            case .production: "https://catalog.example.com/v2"
+            case .staging: "https://catalog.staging.example.com/v2"
+            default: nil
+            }
+        }
+        var headers: HTTPFields { [.accept: "application/json"] }
+        var jsonDecoder: JSONDecoder {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return decoder
+        }
+        struct Problem: Decodable { let message: String }
+        func errorMessage(for response: HTTPResponse, body: Data) -> String? {
+            (try? JSONDecoder().decode(Problem.self, from: body))?.message
+        }
+    }
+
+    struct Product: Codable, Sendable { let id: Int; let unitPrice: Int }
+
+    struct ProductService: Resource {
+        typealias Response = Product
+        let id: Int
+        var endpoint: Endpoint { Endpoint(Catalog(), path: "/products/\(id)") }
+    }
+
+    struct Products: Resource {
+        typealias Response = LossyArray<Product>
+        var endpoint: Endpoint { Endpoint(Catalog(), path: "/products") }
+    }
+
+    struct Featured: Resource {
+        typealias Response = Product?
+        var endpoint: Endpoint { Endpoint(Catalog(), path: "/featured") }
+        var returnsNilWhenDecodingFails: Bool { true }
+    }
+
+    @Test func theParityExamplesRun() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/v2/products/7", with: .json(#"{"id": 7, "unit_price": 1200}"#))
+        mock.respond(to: .get, "/v2/products/8", with: .json(#"{"message": "No product 8"}"#, status: 404))
+        mock.respond(to: .get, "/v2/products", with: .json(#"[{"id": 1, "unit_price": 5}, {"id": "x"}]"#))
+        mock.respond(to: .get, "/v2/featured", with: .json(#"{"id": null}"#))
+
+        var configuration = RequestCoordinator.Configuration()
+        configuration.environment = .staging
+        let staging = RequestCoordinator(transport: mock, configuration: configuration)
+        let product = try await ProductService(id: 7).load(using: staging)
+        #expect(product.unitPrice == 1200)
+        #expect(mock.requests.last?.request.authority == "catalog.staging.example.com")
+        #expect(mock.requests.last?.request.headerFields[.accept] == "application/json")
+        let error = await #expect(throws: ServiceError.self) { try await ProductService(id: 8).load(using: staging) }
+        #expect(error?.message == "HTTP 404: No product 8")
+
+        var shown: [Product] = []
+        func show(_ products: [Product]) { shown = products }
+        let products = try await Products().load(using: staging)
+        show(products.elements)
+        _ = products.optionals
+        for failure in products.failures { print("skipped product \(failure.index): \(failure.reason)") }
+        #expect(shown.map(\.id) == [1] && products.failures.map(\.index) == [1])
+        #expect(try await Featured().load(using: staging) == nil)
+
+        let done = Signal()
+        let handle = ProductService(id: 7).loading(using: staging)
+            .onSuccess { product in print(product.unitPrice) }
+            .onFailure { error in print(error.code, error.message) }
+            .onCompletion { _ in done.fire() }
+        await done.wait()
+        handle.cancel()
+    }
+}

@@ -78,3 +78,26 @@ struct XMLResourceTests {
         await server.stop()
     }
 }
+
+/// The README's XML example, against the loopback server's feed.
+@Suite struct XMLReadmeExamplesTests {
+    struct FeedItem: Decodable, Sendable { let title: String; let link: String }
+
+    struct Headlines: XMLResource {
+        typealias Response = [FeedItem]
+        var base = "https://example.com"
+        var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+        var xmlKeyPath: [String] { ["channel", "item"] }
+    }
+
+    @Test func theXMLExampleRuns() async throws {
+        let server = try await TestServer.start()
+        let transport = CurlTransport()
+        try await RequestCoordinator.$current.withValue(RequestCoordinator(transport: transport)) {
+            let items = try await Headlines(base: server.baseURL).load()
+            #expect(items.first?.link == "https://example.com/posts/caching")
+        }
+        await transport.shutdown()
+        await server.stop()
+    }
+}
