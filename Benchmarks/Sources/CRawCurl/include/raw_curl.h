@@ -1,0 +1,23 @@
+// The ceiling for Courier's end-to-end figures: a minimal libcurl multi client in C with no
+// Swift on top. One thread, one multi handle, `concurrency` easy handles reused for `requests`
+// GETs of `url`, keep-alive, bodies counted (and inflated by curl when `accept_gzip` is set).
+#ifndef RAW_CURL_H
+#define RAW_CURL_H
+
+#include <stdint.h>
+
+typedef struct {
+    int64_t completed;
+    int64_t failed;
+    int64_t bytes;
+} raw_curl_result;
+
+/// Runs the requests; returns 0 on success, or a CURLMcode when the multi interface failed.
+int raw_curl_run(const char *url, int concurrency, int64_t requests, int accept_gzip, raw_curl_result *result);
+
+
+
+/// One-shot zlib inflate of a whole gzip buffer into `output` (the reference for Courier's
+/// streaming decoder). Returns the inflated size, or -1 on error.
+int64_t raw_inflate_gzip(const void *input, int64_t input_length, void *output, int64_t capacity);
+#endif

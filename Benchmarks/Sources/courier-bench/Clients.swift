@@ -1,0 +1,171 @@
+import AsyncHTTPClient
+import CRawCurl
+import Courier
+import Foundation
+import FoundationNetworking
+import Glibc
+
+/// The HTTP clients compared end to end. Each runs in a child process of its own, so its CPU
+/// time and peak memory are its own.
+enum Client: String, CaseIterable, Sendable {
+    case courier = "Courier load()"
+    case transport = "Courier CurlTransport"
+    case raw = "raw libcurl multi (C)"
+    case asyncHTTPClient = "async-http-client"
+    case urlSession = "URLSession"
+
+    var flag: String {
+        switch self {
+        case .courier: "courier"
+        case .transport: "transport"
+        case .raw: "raw"
+        case .asyncHTTPClient: "ahc"
+        case .urlSession: "urlsession"
+        }
+    }
+
+    init?(flag: String) {
+        guard let client = Client.allCases.first(where: { $0.flag == flag }) else { return nil }
+        self = client
+    }
+}
+
+/// What one child process measured.
+struct ClientRun: Codable, Sendable {
+    var requests: Int
+    var failures: Int
+    var seconds: Double
+    var cpuSeconds: Double
+    var peakRSSKilobytes: Int
+    var bytes: Int
+}
+
+/// A resource delivering the inflated bytes, so that transport is measured apart from parsing.
+struct BytesResource: Resource {
+    typealias Response = Data
+    let url: String
+    var endpoint: Endpoint {
+        let schemeEnd = url.range(of: "://")!.upperBound
+        let pathStart = url[schemeEnd...].firstIndex(of: "/") ?? url.endIndex
+        return Endpoint(String(url[..<pathStart]), path: String(url[pathStart...]))
+    }
+    var retryPolicy: RetryPolicy? { RetryPolicy.none }
+}
+
+/// The child's side: runs `requests` GETs of `url` at `concurrency` with `client` after a warm-up,
+/// then prints one JSON line.
+func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) async throws {
+    let warmup = min(max(concurrency * 2, 50), requests)
+    var failures = 0
+    var bytes = 0
+    let work: (Int) async throws -> (Int, Int)
+    var cleanup: () async throws -> Void = {}
+    switch client {
+    case .courier:
+        let transport = CurlTransport()
+        var configuration = RequestCoordinator.Configuration()
+        configuration.coalescesDuplicateLoads = false
+        configuration.retryPolicy = .none
+        let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
+        let resource = BytesResource(url: url)
+        work = { count in
+            try await concurrently(count, concurrency) { _ in try await resource.load(using: coordinator).count }
+        }
+        cleanup = { await transport.shutdown() }
+    case .transport:
+        let transport = CurlTransport()
+        let parts = BytesResource(url: url).endpoint
+        let authority = parts.baseURL.replacingOccurrences(of: "http://", with: "")
+        let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: parts.path)
+        work = { count in
+            try await concurrently(count, concurrency) { _ in try await transport.send(request).body.count }
+        }
+        cleanup = { await transport.shutdown() }
+    case .raw:
+        work = { count in
+            var result = raw_curl_result()
+            let status = raw_curl_run(url, Int32(concurrency), Int64(count), gzip ? 1 : 0, &result)
+            guard status == 0 else { throw BenchError("curl multi failed with \(status)") }
+            return (Int(result.bytes), Int(result.failed))
+        }
+    case .asyncHTTPClient:
+        var configuration = HTTPClient.Configuration()
+        configuration.decompression = .enabled(limit: .none)
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(concurrency, 8))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        work = { count in
+            try await concurrently(count, concurrency) { _ in
+                var request = HTTPClientRequest(url: url)
+                if gzip { request.headers.add(name: "Accept-Encoding", value: "gzip") }
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 64 << 20)
+                return body.readableBytes
+            }
+        }
+        cleanup = { try await client.shutdown() }
+    case .urlSession:
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = max(concurrency, 6)
+        let session = URLSession(configuration: configuration)
+        let target = URL(string: url)!
+        work = { count in
+            try await concurrently(count, concurrency) { _ in
+                var request = URLRequest(url: target)
+                if gzip { request.setValue("gzip", forHTTPHeaderField: "Accept-Encoding") }
+                return try await session.data(for: request).0.count
+            }
+        }
+        cleanup = { session.invalidateAndCancel() }
+    }
+    _ = try await work(warmup)
+    let cpuBefore = cpuSeconds()
+    let start = ContinuousClock.now
+    (bytes, failures) = try await work(requests)
+    let elapsed = ContinuousClock.now - start
+    let cpu = cpuSeconds() - cpuBefore
+    try await cleanup()
+    let run = ClientRun(
+        requests: requests, failures: failures, seconds: elapsed.seconds, cpuSeconds: cpu,
+        peakRSSKilobytes: peakRSSKilobytes(), bytes: bytes)
+    let line = try JSONEncoder().encode(run)
+    FileHandle.standardOutput.write(line + Data("\n".utf8))
+}
+
+/// Runs `count` operations with `width` workers; returns the bytes delivered and the failures.
+func concurrently(
+    _ count: Int, _ width: Int, _ operation: @escaping @Sendable (Int) async throws -> Int
+) async throws -> (Int, Int) {
+    try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        for worker in 0..<min(width, count) {
+            group.addTask {
+                var bytes = 0
+                var failures = 0
+                for index in stride(from: worker, to: count, by: width) {
+                    do { bytes += try await operation(index) } catch { failures += 1 }
+                }
+                return (bytes, failures)
+            }
+        }
+        var total = (0, 0)
+        for try await (bytes, failures) in group { total = (total.0 + bytes, total.1 + failures) }
+        return total
+    }
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+func peakRSSKilobytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Requests/s, CPU per request and peak RSS for every client, each in its own child process,
+/// for {small, medium} x {identity, gzip} x concurrency {1, 64}.
+func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
+    report.section("End to end: requests/s (median of \(runs)), CPU per request, peak RSS; nginx on 127.0.0.1")
+    for payload in ["small", "medium"] {
+        for encoding in ["identity", "gzip"] {
+            for concurrency in [1, 64] {
+                var requests = payload == "small" ? (concurrency == 1 ? 5_000 : 20_000) : (concurrency == 1 ? 2_000 : 5_000)
+                if quick { requests /= 10 }
+                let url = "\(nginx.base)/\(encoding == "gzip" ? "gz" : "identity")/\(payload).json"
+                let scenario = "\(payload) \(encoding) c=\(concurrency)"
+                report.scenario(scenario, detail: "\(requests) requests per run")
+                var results: [Client: [ClientRun]] = [:]
+                for client in Client.allCases {
+                    for run in 0..<runs {
+                        progress("\(scenario): \(client.rawValue), run \(run + 1)/\(runs)")
+                        results[client, default: []].append(
+                            try spawnClient(client, url: url, concurrency: concurrency, requests: requests, gzip: encoding == "gzip"))
+                    }
+                }
+                let raw = figure(for: .raw, results, scenario: scenario, report: report, reference: nil)
+                let ahc = results[.asyncHTTPClient].map { rate($0) }
+                for client in Client.allCases where client != .raw {
+                    var notes: [String: Double] = [:]
+                    if client == .courier || client == .transport, let ahc, let mine = results[client] {
+                        notes["x vs AHC"] = median(rate(mine)) / median(ahc)
+                    }
+                    _ = figure(for: client, results, scenario: scenario, report: report, reference: raw, notes: notes)
+                }
+            }
+        }
+    }
+}
+
+private func figure(
+    for client: Client, _ results: [Client: [ClientRun]], scenario: String, report: Report, reference: Figure?,
+    notes extra: [String: Double] = [:]
+) -> Figure {
+    let runs = results[client] ?? []
+    var notes = extra
+    notes["µs CPU/req"] = median(runs.map { $0.cpuSeconds * 1e6 / Double(max($0.requests, 1)) })
+    notes["MB RSS"] = median(runs.map { Double($0.peakRSSKilobytes) / 1024 })
+    let failures = runs.reduce(0) { $0 + $1.failures }
+    if failures > 0 { notes["failures"] = Double(failures) }
+    return report.add(scenario, client.rawValue, unit: "req/s", samples: rate(runs), reference: reference, notes: notes)
+}
+
+private func rate(_ runs: [ClientRun]) -> [Double] { runs.map { Double($0.requests) / max($0.seconds, 1e-9) } }
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+/// Runs one client in a child process (this executable with `--child`) and reads its figures.
+func spawnClient(_ client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) throws -> ClientRun {
+    let process = Process()
+    let pipe = Pipe()
+    process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+    process.arguments = ["--child", client.flag, url, "\(concurrency)", "\(requests)", gzip ? "gzip" : "identity"]
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+        let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
+        let run = try? JSONDecoder().decode(ClientRun.self, from: Data(line.utf8))
+    else {
+        throw BenchError("\(client.rawValue) failed for \(url) (exit \(process.terminationStatus))")
+    }
+    return run
+}
+
+extension CommandLine {
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
+    }
+}

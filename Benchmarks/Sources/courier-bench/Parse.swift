@@ -1,0 +1,98 @@
+import CRawCurl
+import Courier
+import Foundation
+
+/// A resource decoding the medium payload: Courier's decode path (the default `decode` of a
+/// `Decodable` response).
+struct RecordsResource: Resource {
+    typealias Response = [Payloads.Record]
+    var endpoint: Endpoint { Endpoint("http://127.0.0.1", path: "/medium.json") }
+    var jsonDecoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+struct PlainRecordsResource: Resource {
+    typealias Response = [Payloads.PlainRecord]
+    var endpoint: Endpoint { Endpoint("http://127.0.0.1", path: "/medium.json") }
+}
+
+/// MB/s decoding the medium payload into models, Courier's path against Foundation's
+/// `JSONDecoder` on the same bytes; and gzip inflation, Courier's streaming decoder against
+/// one-shot zlib.
+func parse(report: Report, quick: Bool, runs: Int) throws {
+    report.section("Parse: MB/s on the \(Payloads.medium.count / 1000) KB payload (median of \(runs))")
+    let body = Payloads.medium
+    let head = HTTPResponse(status: .ok)
+    let iterations = quick ? 20 : 100
+    let megabytes = Double(body.count * iterations) / 1e6
+
+    func measure(_ operation: () throws -> Void) rethrows -> [Double] {
+        try (0..<runs).map { _ in
+            let start = ContinuousClock.now
+            for _ in 0..<iterations { try operation() }
+            return megabytes / (ContinuousClock.now - start).seconds
+        }
+    }
+
+    progress("parse: plain records")
+    let plainFoundation = try measure { _ = try JSONDecoder().decode([Payloads.PlainRecord].self, from: body) }
+    let plainCourier = try measure { _ = try PlainRecordsResource().decode(body, response: head) }
+    let plainReference = report.add("parse plain", "Foundation JSONDecoder", unit: "MB/s", samples: plainFoundation)
+    report.add("parse plain", "Courier decode path", unit: "MB/s", samples: plainCourier, reference: plainReference)
+
+    progress("parse: records with dates and snake_case")
+    let foundationDecoder = RecordsResource().jsonDecoder
+    let datedFoundation = try measure { _ = try foundationDecoder.decode([Payloads.Record].self, from: body) }
+    let datedCourier = try measure { _ = try RecordsResource().decode(body, response: head) }
+    let datedReference = report.add("parse dates+snake", "Foundation JSONDecoder", unit: "MB/s", samples: datedFoundation)
+    report.add("parse dates+snake", "Courier decode path", unit: "MB/s", samples: datedCourier, reference: datedReference)
+
+    // Inflate: 16 KiB pieces, as a transfer delivers them, against one call over the whole buffer.
+    progress("inflate")
+    let compressed = try gzipped(body)
+    let inflateIterations = quick ? 200 : 2_000
+    let inflatedMB = Double(body.count * inflateIterations) / 1e6
+    var output = [UInt8](repeating: 0, count: body.count + 1024)
+    let oneShot: [Double] = (0..<runs).map { _ in
+        let start = ContinuousClock.now
+        for _ in 0..<inflateIterations {
+            let produced = compressed.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { raw_inflate_gzip(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count)) }
+            }
+            precondition(produced == body.count)
+        }
+        return inflatedMB / (ContinuousClock.now - start).seconds
+    }
+    let streaming: [Double] = try (0..<runs).map { _ in
+        let start = ContinuousClock.now
+        for _ in 0..<inflateIterations {
+            let inflater = StreamingInflater(format: .gzip)
+            var result = Data()
+            result.reserveCapacity(body.count)
+            var offset = 0
+            while offset < compressed.count {
+                let end = min(offset + 16_384, compressed.count)
+                try inflater.inflate(compressed.subdata(in: offset..<end), into: &result)
+                offset = end
+            }
+            try inflater.finish()
+            precondition(result.count == body.count)
+        }
+        return inflatedMB / (ContinuousClock.now - start).seconds
+    }
+    let zlib = report.add("inflate gzip", "zlib one-shot (C)", unit: "MB/s", samples: oneShot)
+    report.add("inflate gzip", "Courier StreamingInflater", unit: "MB/s", samples: streaming, reference: zlib)
+}
+
+/// `data` compressed by the gzip command (as nginx's `.gz` files are).
+func gzipped(_ data: Data) throws -> Data {
+    let path = NSTemporaryDirectory() + "courier-bench-\(getpid()).json"
+    try data.write(to: URL(fileURLWithPath: path))
+    try run("/bin/gzip", ["-9", "-f", path])
+    defer { try? FileManager.default.removeItem(atPath: path + ".gz") }
+    return try Data(contentsOf: URL(fileURLWithPath: path + ".gz"))
+}
