@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import Glibc
 
 /// One measured figure: the median of several runs, their range, and the ratio to a reference
 /// measured in the same run.
@@ -81,8 +82,9 @@ final class Report: @unchecked Sendable {
     }
 }
 
-/// A progress line on stderr, replaced as the run goes on (nil clears it).
+/// A progress line on stderr when it is a terminal, replaced as the run goes on (nil clears it).
 func progress(_ text: String?) {
+    guard isatty(STDERR_FILENO) != 0 else { return }
     let line = text.map { "\r\u{1B}[K" + $0 } ?? "\r\u{1B}[K"
     FileHandle.standardError.write(Data(line.utf8))
 }
