@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "CourierServices", targets: ["CourierServices"]),
         .library(name: "CourierCaching", targets: ["CourierCaching"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
+        .library(name: "CourierJSON", targets: ["CourierJSON"]),
         // XML responses: a separate product, so that apps without XML never build XMLCoder.
         .library(name: "CourierXML", targets: ["CourierXML"]),
     ],
@@ -62,10 +63,16 @@ let package = Package(
             path: "Sources/Caching",
             swiftSettings: swiftSettings
         ),
+        // The JSON decoder: no dependencies, so it can be used (and fuzzed) on its own.
+        .target(
+            name: "CourierJSON",
+            path: "Sources/JSON",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CourierServices",
             dependencies: [
-                "CourierTransport", "CourierCaching",
+                "CourierTransport", "CourierCaching", "CourierJSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Services",
@@ -85,7 +92,7 @@ let package = Package(
         ),
         .target(
             name: "Courier",
-            dependencies: ["CourierTransport", "CourierCaching", "CourierServices"],
+            dependencies: ["CourierTransport", "CourierCaching", "CourierServices", "CourierJSON"],
             path: "Sources/Courier",
             swiftSettings: swiftSettings
         ),
@@ -138,6 +145,12 @@ let package = Package(
             dependencies: ["CourierTesting", "CourierTestServer"],
             path: "Tests/CourierTestingTests",
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierJSONTests",
+            dependencies: ["CourierJSON"],
+            path: "Tests/CourierJSONTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -2,3 +2,4 @@
 @_exported public import CourierTransport
 @_exported public import CourierCaching
 @_exported public import CourierServices
+@_exported public import CourierJSON

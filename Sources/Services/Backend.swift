@@ -41,8 +41,9 @@ public protocol Backend: Sendable {
     var headers: HTTPFields { get }
     /// Decorators run after the coordinator's and before the resource's.
     var decorators: [any RequestDecorator] { get }
-    /// The JSON decoder its resources use unless they name their own.
-    var jsonDecoder: JSONDecoder { get }
+    /// The JSON decoder its resources use unless they name their own (default: a
+    /// ``CourierJSONDecoder`` with default strategies).
+    var jsonDecoder: any JSONBodyDecoder { get }
     /// Checks every response with an acceptable status, before the resource's own validation
     /// (for example an API that answers 200 with an error object).
     func validate(_ response: HTTPResponse, body: Data) throws
@@ -55,7 +56,7 @@ extension Backend {
     public var id: String { String(describing: Self.self) }
     public var headers: HTTPFields { [:] }
     public var decorators: [any RequestDecorator] { [] }
-    public var jsonDecoder: JSONDecoder { JSONDecoder() }
+    public var jsonDecoder: any JSONBodyDecoder { CourierJSONDecoder() }
     public func validate(_ response: HTTPResponse, body: Data) throws {}
     public func errorMessage(for response: HTTPResponse, body: Data) -> String? { nil }
 }

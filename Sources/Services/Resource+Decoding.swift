@@ -8,29 +8,46 @@ extension Resource where Response: Decodable {
         if Response.self == String.self, let text = String(decoding: body, as: UTF8.self) as? Response {
             return text
         }
-        return try JSONDecoding.decode(Response.self, from: body, keyPath: decodingKeyPath, decoder: jsonDecoder)
+        return try jsonDecoder.decode(Response.self, from: body, atKeyPath: decodingKeyPath)
     }
 }
 
-/// JSON decoding with a key path, built on `JSONDecoder`.
-enum JSONDecoding {
-    static let keyPathKey = CodingUserInfoKey(rawValue: "courier.decodingKeyPath")!
+/// A decoder for JSON response bodies: ``CourierJSONDecoder`` (the default) or Foundation's
+/// `JSONDecoder`, or your own.
+///
+/// ```swift
+/// struct LegacyOrders: Resource {
+///     typealias Response = [Order]
+///     var endpoint: Endpoint { Endpoint("https://shop.example.com", path: "/orders") }
+///     var jsonDecoder: any JSONBodyDecoder { JSONDecoder() }   // Foundation's instead
+/// }
+/// ```
+public protocol JSONBodyDecoder: Sendable {
+    /// Decodes `type` from the value at `keyPath` (object keys; empty for the whole document).
+    func decode<T: Decodable>(_ type: T.Type, from body: Data, atKeyPath keyPath: [String]) throws -> T
+}
 
-    static func decode<T: Decodable>(
-        _ type: T.Type, from body: Data, keyPath: [String], decoder: JSONDecoder
-    ) throws -> T {
-        guard !keyPath.isEmpty else { return try decoder.decode(T.self, from: body) }
+extension CourierJSONDecoder: JSONBodyDecoder {}
+
+extension JSONDecoder: JSONBodyDecoder {
+    public func decode<T: Decodable>(_ type: T.Type, from body: Data, atKeyPath keyPath: [String]) throws -> T {
+        guard !keyPath.isEmpty else { return try decode(T.self, from: body) }
         // A copy, so that a decoder the resource shares is never mutated.
         let scoped = JSONDecoder()
-        scoped.keyDecodingStrategy = decoder.keyDecodingStrategy
-        scoped.dateDecodingStrategy = decoder.dateDecodingStrategy
-        scoped.dataDecodingStrategy = decoder.dataDecodingStrategy
-        scoped.nonConformingFloatDecodingStrategy = decoder.nonConformingFloatDecodingStrategy
-        scoped.allowsJSON5 = decoder.allowsJSON5
-        scoped.userInfo = decoder.userInfo
-        scoped.userInfo[keyPathKey] = keyPath
+        scoped.keyDecodingStrategy = keyDecodingStrategy
+        scoped.dateDecodingStrategy = dateDecodingStrategy
+        scoped.dataDecodingStrategy = dataDecodingStrategy
+        scoped.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        scoped.allowsJSON5 = allowsJSON5
+        scoped.userInfo = userInfo
+        scoped.userInfo[JSONDecoding.keyPathKey] = keyPath
         return try scoped.decode(KeyPathPayload<T>.self, from: body).value
     }
+}
+
+/// Describing decoding failures.
+enum JSONDecoding {
+    static let keyPathKey = CodingUserInfoKey(rawValue: "courier.decodingKeyPath")!
 
     /// `"data.items[3].name"` for a coding path.
     static func describe(_ path: [any CodingKey]) -> String {

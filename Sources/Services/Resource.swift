@@ -47,8 +47,9 @@ public protocol Resource: Sendable {
     /// When the response type is optional (`User?`), whether a body that does not decode gives
     /// `nil` instead of a `decodingFailed` error (default `false`).
     var returnsNilWhenDecodingFails: Bool { get }
-    /// The decoder for JSON responses (default: the backend's, else a plain `JSONDecoder`).
-    var jsonDecoder: JSONDecoder { get }
+    /// The decoder for JSON responses (default: the backend's, else a ``CourierJSONDecoder``
+    /// with default strategies). Foundation's `JSONDecoder` works too.
+    var jsonDecoder: any JSONBodyDecoder { get }
 
     /// Checks a response whose status is acceptable, before decoding (default: accepts all).
     /// A thrown `ServiceError` reaches the caller as is; another error becomes `validationFailed`.
@@ -71,7 +72,7 @@ extension Resource {
     public var sharesDecodedResponse: Bool { true }
     public var decodingKeyPath: [String] { [] }
     public var returnsNilWhenDecodingFails: Bool { false }
-    public var jsonDecoder: JSONDecoder { endpoint.backend?.jsonDecoder ?? JSONDecoder() }
+    public var jsonDecoder: any JSONBodyDecoder { endpoint.backend?.jsonDecoder ?? CourierJSONDecoder() }
     public func validate(_ response: HTTPResponse, body: Data) throws {}
 }
 

@@ -11,8 +11,8 @@ struct Shop: Backend {
     func baseURL(in environment: Environment) -> String? { urls[environment] }
     var headers: HTTPFields { [.accept: "application/json", HTTPField.Name("X-Client")!: "courier-tests"] }
     var decorators: [any RequestDecorator] { extraDecorators }
-    var jsonDecoder: JSONDecoder {
-        let decoder = JSONDecoder()
+    var jsonDecoder: any JSONBodyDecoder {
+        var decoder = CourierJSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
     }

@@ -41,6 +41,23 @@ struct LoadTests {
         }
     }
 
+    @Test("a resource can decode with Foundation's JSONDecoder instead, key path included")
+    func foundationDecoder() async throws {
+        struct FoundationItems: Resource {
+            typealias Response = [Item]
+            let base: String
+            var decodingKeyPath: [String] { ["data", "items"] }
+            var endpoint: Endpoint { Endpoint(base, path: "/envelope", query: ["count": "2"]) }
+            var jsonDecoder: any JSONBodyDecoder { JSONDecoder() }
+        }
+        #expect(Items(base: "http://127.0.0.1").jsonDecoder is CourierJSONDecoder)
+        #expect(FoundationItems(base: "http://127.0.0.1").jsonDecoder is JSONDecoder)
+        try await withCoordinator { server, coordinator in
+            let items = try await FoundationItems(base: server.baseURL).load(using: coordinator)
+            #expect(items == [Item(id: 0, name: "item-0"), Item(id: 1, name: "item-1")])
+        }
+    }
+
     @Test("a decoding failure is decodingFailed and names the coding path")
     func decodingPath() async throws {
         struct Strict: Codable, Sendable { var id: Int; var name: Int }

@@ -119,8 +119,8 @@ import Testing
             }
         }
         var headers: HTTPFields { [.accept: "application/json"] }
-        var jsonDecoder: JSONDecoder {
-            let decoder = JSONDecoder()
+        var jsonDecoder: any JSONBodyDecoder {
+            var decoder = CourierJSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
             return decoder
         }

@@ -7,8 +7,8 @@ import Foundation
 struct RecordsResource: Resource {
     typealias Response = [Payloads.Record]
     var endpoint: Endpoint { Endpoint("http://127.0.0.1", path: "/medium.json") }
-    var jsonDecoder: JSONDecoder {
-        let decoder = JSONDecoder()
+    var jsonDecoder: any JSONBodyDecoder {
+        var decoder = CourierJSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601
         return decoder
@@ -45,7 +45,9 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
     report.add("parse plain", "Courier decode path", unit: "MB/s", samples: plainCourier, reference: plainReference)
 
     progress("parse: records with dates and snake_case")
-    let foundationDecoder = RecordsResource().jsonDecoder
+    let foundationDecoder = JSONDecoder()
+    foundationDecoder.keyDecodingStrategy = .convertFromSnakeCase
+    foundationDecoder.dateDecodingStrategy = .iso8601
     let datedFoundation = try measure { _ = try foundationDecoder.decode([Payloads.Record].self, from: body) }
     let datedCourier = try measure { _ = try RecordsResource().decode(body, response: head) }
     let datedReference = report.add("parse dates+snake", "Foundation JSONDecoder", unit: "MB/s", samples: datedFoundation)
