@@ -46,8 +46,9 @@ enum NumberParsing {
         var mantissa = decimal.mantissa
         var exponent = decimal.exponent
         if exponent >= 0 {
-            // Digits dropped after the 19th would belong to the integer part.
-            guard !decimal.truncated else { return nil }
+            // Dropped digits (after the 19th) weigh up to 10^(exponent - 1): part of the
+            // integer when the exponent is positive.
+            guard !decimal.truncated || exponent == 0 else { return nil }
             while exponent > 0, mantissa != 0 {
                 let (shifted, overflow) = mantissa.multipliedReportingOverflow(by: 10)
                 guard !overflow else { return nil }

@@ -107,7 +107,7 @@ struct ShapeGenerator {
             return .number(value == upper && upper < Int64.max ? "\(upper + 1)" : value == lower && lower > Int64.min ? "\(lower - 1)" : "\(value)")
         }
         if random.chance(0.03), value > -1_000_000, value < 1_000_000 { return .number(random.chance(0.5) ? "\(value).0" : "\(value)e0") }
-        if random.chance(0.01) { return .number("\(value).5") }
+        if random.chance(0.01), value > -1_000_000, value < 1_000_000 { return .number("\(value).5") }
         return .number("\(value)")
     }
 
