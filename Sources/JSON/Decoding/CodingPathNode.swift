@@ -27,6 +27,18 @@ final class CodingPathNode {
     }
 }
 
+/// A coding path whose last step has no node yet: values that keep no container (strings,
+/// numbers, dates, arrays of them) never make one.
+struct PendingPath {
+    var parent: CodingPathNode?
+    var step: CodingPathNode.Step?
+
+    func node() -> CodingPathNode? {
+        guard let step else { return parent }
+        return CodingPathNode(parent: parent, step: step)
+    }
+}
+
 extension CodingPathNode? {
     /// The path from the root.
     var components: [any CodingKey] {

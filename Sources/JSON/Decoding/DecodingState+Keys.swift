@@ -17,11 +17,12 @@ extension DecodingState {
         return name.withUTF8 { target in
             let first = object + 1
             let end = Int(objectToken.next)
-            let plainTarget = isPlainASCII(target)
+            // Only needed when bytes differ, which in-order lookups rarely see.
+            var plainTarget: Bool? = nil
             if objectToken.has(Token.mayRepeatKeys) {
                 var key = first
                 while key < end {
-                    if keyMatches(key, target: target, plainTarget: plainTarget, verbatim: verbatim, path: path) { return key + 1 }
+                    if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return key + 1 }
                     key = Int(tokens[key + 1].next)
                 }
                 return nil
@@ -29,12 +30,12 @@ extension DecodingState {
             let start = Int(objectToken.offset)
             var key = start
             while key < end {
-                if keyMatches(key, target: target, plainTarget: plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
+                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
                 key = Int(tokens[key + 1].next)
             }
             key = first
             while key < start {
-                if keyMatches(key, target: target, plainTarget: plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
+                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
                 key = Int(tokens[key + 1].next)
             }
             return nil
@@ -49,25 +50,29 @@ extension DecodingState {
         return key + 1
     }
 
-    @inline(__always)
-    private func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>, remember: inout Bool?) -> Bool {
         var bits: UInt8 = 0
         for byte in bytes { bits |= byte }
+        remember = bits < 0x80
         return bits < 0x80
     }
 
     @inline(__always)
-    private func keyMatches(_ key: Int, target: UnsafeBufferPointer<UInt8>, plainTarget: Bool, verbatim: Bool, path: CodingPathNode?) -> Bool {
+    private func keyMatches(_ key: Int, target: UnsafeBufferPointer<UInt8>, plainTarget: inout Bool?, verbatim: Bool, path: CodingPathNode?) -> Bool {
         let token = tokens[key]
         let mode = verbatim ? .useDefaultKeys : options.keyDecodingStrategy.mode
         switch mode {
         case .useDefaultKeys:
-            // Plain ASCII on both sides compares byte for byte; anything else as `String`s
-            // (canonical equivalence), as Foundation's dictionary lookup does.
-            if token.flags == 0, plainTarget { return equal(token, target) }
+            // Equal bytes are equal keys. Otherwise plain ASCII on both sides differs, and
+            // anything else compares as `String`s (canonical equivalence), as Foundation's
+            // dictionary lookup does.
+            if token.flags == 0 {
+                if equal(token, target) { return true }
+                if plainTarget ?? isPlainASCII(target, remember: &plainTarget) { return false }
+            }
             return keyString(key) == String(decoding: target, as: UTF8.self)
         case .convertFromSnakeCase:
-            if token.flags == 0, plainTarget,
+            if token.flags == 0, plainTarget ?? isPlainASCII(target, remember: &plainTarget),
                 let matches = SnakeCase.matches(bytes + Int(token.offset), length: Int(token.length), target: target)
             {
                 return matches

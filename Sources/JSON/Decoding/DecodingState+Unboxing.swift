@@ -98,8 +98,17 @@ extension DecodingState {
         return nil
     }
 
-    /// Reads a primitive for a single-value container or a special type, with the error at
-    /// `path`.
+    /// Reads a primitive for a special type, making the coding path only for an error.
+    @inline(__always)
+    func read<T>(at path: PendingPath, _ body: () throws(UnboxFailure) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw self.error(error, at: path.node().components)
+        }
+    }
+
+    /// Reads a primitive for a single-value container, with the error at `path`.
     @inline(__always)
     func read<T>(at path: CodingPathNode?, _ body: () throws(UnboxFailure) -> T) throws -> T {
         do {
@@ -111,60 +120,60 @@ extension DecodingState {
 
     // MARK: Types with a JSON meaning of their own
 
-    func decodeDate(at index: Int, path: CodingPathNode?) throws -> Date {
+    func decodeDate(at index: Int, path: PendingPath) throws -> Date {
         switch options.dateDecodingStrategy.mode {
         case .deferredToDate:
-            return try moved(to: index, path: path) { try Date(from: self) }
+            return try moved(to: index, path: path.node()) { try Date(from: self) }
         case .secondsSince1970:
             return Date(timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) })
         case .millisecondsSince1970:
             return Date(timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) } / 1000)
         case .iso8601:
             let token = tokens[index]
-            guard token.kind == .string else { throw mismatch(String.self, at: index, path: path) }
+            guard token.kind == .string else { throw mismatch(String.self, at: index, path: path.node()) }
             if token.flags == 0, let date = ISO8601.date(bytes + Int(token.offset), length: Int(token.length)) { return date }
             let string = try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) }
             guard let date = try? Date.ISO8601FormatStyle().parse(string) else {
-                throw corrupted("Expected date string to be ISO8601-formatted.", path: path)
+                throw corrupted("Expected date string to be ISO8601-formatted.", path: path.node())
             }
             return date
         case .formatted(let parse):
             let string = try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) }
             guard let date = try? parse(string) else {
-                throw corrupted("Date string does not match format expected by formatter.", path: path)
+                throw corrupted("Date string does not match format expected by formatter.", path: path.node())
             }
             return date
         case .custom(let decode):
-            return try moved(to: index, path: path) { try decode(self) }
+            return try moved(to: index, path: path.node()) { try decode(self) }
         }
     }
 
-    func decodeData(at index: Int, path: CodingPathNode?) throws -> Data {
+    func decodeData(at index: Int, path: PendingPath) throws -> Data {
         switch options.dataDecodingStrategy.mode {
         case .deferredToData:
-            return try moved(to: index, path: path) { try Data(from: self) }
+            return try moved(to: index, path: path.node()) { try Data(from: self) }
         case .base64:
             let string = try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) }
             guard let data = Data(base64Encoded: string) else {
-                throw corrupted("Encountered Data is not valid Base64.", path: path)
+                throw corrupted("Encountered Data is not valid Base64.", path: path.node())
             }
             return data
         case .custom(let decode):
-            return try moved(to: index, path: path) { try decode(self) }
+            return try moved(to: index, path: path.node()) { try decode(self) }
         }
     }
 
-    func decodeURL(at index: Int, path: CodingPathNode?) throws -> URL {
+    func decodeURL(at index: Int, path: PendingPath) throws -> URL {
         let string = try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) }
-        guard let url = URL(string: string) else { throw corrupted("Invalid URL string.", path: path) }
+        guard let url = URL(string: string) else { throw corrupted("Invalid URL string.", path: path.node()) }
         return url
     }
 
-    func decodeDecimal(at index: Int, path: CodingPathNode?) throws -> Decimal {
+    func decodeDecimal(at index: Int, path: PendingPath) throws -> Decimal {
         let token = tokens[index]
-        guard token.kind == .number else { throw mismatch(Decimal.self, at: index, path: path) }
+        guard token.kind == .number else { throw mismatch(Decimal.self, at: index, path: path.node()) }
         guard let decimal = Decimal(string: text(of: token)) else {
-            throw corrupted("Parsed JSON number <\(text(of: token))> does not fit in Decimal.", path: path)
+            throw corrupted("Parsed JSON number <\(text(of: token))> does not fit in Decimal.", path: path.node())
         }
         return decimal
     }

@@ -14,6 +14,8 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
     /// The object whose keyed container keeps its keys as written: a `[String: Value]`
     /// about to decode itself (key strategies do not apply to dictionary keys).
     var verbatimObject = -1
+    /// The last two types `decodeNested` found not to be arrays.
+    var notArrays: (ObjectIdentifier?, ObjectIdentifier?) = (nil, nil)
     /// Keys converted the slow way (custom strategies, unusual snake_case), by key token.
     var convertedKeys: [Int: String] = [:]
 
@@ -78,9 +80,10 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
     // MARK: Nested values
 
     /// Decodes `type` from the value at `index`, whose coding path is `path`: the types JSON
-    /// gives a meaning of its own (dates, data, URLs, decimals, string-keyed dictionaries),
-    /// then any other through its `init(from:)` with this decoder moved onto the value.
-    func decodeNested<T: Decodable>(_ type: T.Type, at index: Int, path: CodingPathNode?) throws -> T {
+    /// gives a meaning of its own (dates, data, URLs, decimals, arrays, string-keyed
+    /// dictionaries), then any other through its `init(from:)` with this decoder moved onto the
+    /// value. The path's node is made only when something keeps it.
+    func decodeNested<T: Decodable>(_ type: T.Type, at index: Int, path: PendingPath) throws -> T {
         // Null is never one of these, whatever the strategy (Foundation does not call a custom
         // strategy for it either).
         if T.self == Date.self {
@@ -99,16 +102,25 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
             try rejectNull(T.self, at: index, path: path)
             return unsafeBitCast(try decodeDecimal(at: index, path: path), to: T.self)
         }
+        // The conformance check costs a runtime lookup: the last two types found not to be
+        // arrays skip it.
+        let type = ObjectIdentifier(T.self)
+        if type != notArrays.0, type != notArrays.1 {
+            if let array = T.self as? any DecodableArray.Type {
+                return try array.decode(from: self, at: index, path: path) as! T
+            }
+            notArrays = (type, notArrays.0)
+        }
         if case .useDefaultKeys = options.keyDecodingStrategy.mode {
         } else if T.self is any StringKeyedDictionary.Type {
             verbatimObject = index
         }
-        return try moved(to: index, path: path) { try T(from: self) }
+        return try moved(to: index, path: path.node()) { try T(from: self) }
     }
 
     @inline(__always)
-    private func rejectNull(_ type: Any.Type, at index: Int, path: CodingPathNode?) throws {
-        if tokens[index].kind == .null { throw mismatch(type, at: index, path: path) }
+    private func rejectNull(_ type: Any.Type, at index: Int, path: PendingPath) throws {
+        if tokens[index].kind == .null { throw mismatch(type, at: index, path: path.node()) }
     }
 
     /// Runs `body` with the decoder on the value at `index`, then moves it back.
@@ -136,7 +148,7 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
         } catch {
             throw self.error(error, at: parent.appending(step()))
         }
-        return try decodeNested(type, at: index, path: CodingPathNode(parent: parent, step: step()))
+        return try decodeNested(type, at: index, path: PendingPath(parent: parent, step: step()))
     }
 
     // MARK: SingleValueDecodingContainer
@@ -156,7 +168,46 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeNested(type, at: index, path: path) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeNested(type, at: index, path: PendingPath(parent: path, step: nil)) }
+}
+
+/// Arrays decode their elements straight from the tape into storage of the right size,
+/// instead of `Array.init(from:)`'s growing appends through an unkeyed container.
+protocol DecodableArray {
+    static func decode(from state: DecodingState, at index: Int, path: PendingPath) throws -> Self
+}
+
+extension Array: DecodableArray where Element: Decodable {
+    static func decode(from state: DecodingState, at index: Int, path: PendingPath) throws -> [Element] {
+        let token = state.tokens[index]
+        guard token.kind == .array else {
+            // The errors Array.init(from:) would meet.
+            _ = try state.unkeyedContainer(at: index, path: path.node())
+            return []
+        }
+        let count = Int(token.length)
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        var element = index + 1
+        if Element.self == String.self {
+            // Strings need no path unless one fails.
+            for position in 0..<count {
+                do {
+                    elements.append(unsafeBitCast(try state.unboxString(at: element), to: Element.self))
+                } catch {
+                    throw state.error(error, at: path.node().appending(.index(position)))
+                }
+                element = Int(state.tokens[element].next)
+            }
+            return elements
+        }
+        let node = path.node()
+        for position in 0..<count {
+            elements.append(try state.decodeValue(Element.self, at: element, parent: node, step: .index(position)))
+            element = Int(state.tokens[element].next)
+        }
+        return elements
+    }
 }
 
 /// `[String: Value]`: decoded with its keys as written whatever the key strategy.

@@ -95,7 +95,7 @@ final class JSONDocument {
 
     func decode<T: Decodable>(_ type: T.Type, options: CourierJSONDecoder) throws -> T {
         let state = DecodingState(document: self, options: options)
-        return try state.decodeNested(type, at: root, path: rootPath)
+        return try state.decodeNested(type, at: root, path: PendingPath(parent: rootPath, step: nil))
     }
 }
 

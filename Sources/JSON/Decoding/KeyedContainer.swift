@@ -1,10 +1,19 @@
-/// The keyed container of one JSON object.
-struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+/// The keyed container of one JSON object. A class: `KeyedDecodingContainer`'s box copies
+/// its container for every call, and copying one reference is cheaper than copying a generic
+/// struct holding two.
+final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let state: DecodingState
     let object: Int
     let path: CodingPathNode?
     /// Keys as written, whatever the key strategy (a `[String: Value]`'s own keys).
     let verbatim: Bool
+
+    init(state: DecodingState, object: Int, path: CodingPathNode?, verbatim: Bool) {
+        self.state = state
+        self.object = object
+        self.path = path
+        self.verbatim = verbatim
+    }
 
     var codingPath: [any CodingKey] { path.components }
 
@@ -31,57 +40,66 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool { state.tokens[try require(key)].kind == .null }
 
-    /// Reads a primitive, building the coding path only for an error.
-    @inline(__always)
-    private func primitive<T>(_ key: Key, at value: Int, _ read: (Int) throws(UnboxFailure) -> T) throws -> T {
-        do {
-            return try read(value)
-        } catch {
-            throw state.error(error, at: path.appending(key))
-        }
+    /// The error for a primitive that could not be read (the coding path is built only now).
+    private func failure(_ failure: UnboxFailure, _ key: Key) -> DecodingError {
+        state.error(failure, at: path.appending(key))
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxBool(at: value) }
+        let value = try require(key)
+        do { return try state.unboxBool(at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxString(at: value) }
+        let value = try require(key)
+        do { return try state.unboxString(at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxDouble(at: value) }
+        let value = try require(key)
+        do { return try state.unboxDouble(at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxFloat(at: value) }
+        let value = try require(key)
+        do { return try state.unboxFloat(at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        try primitive(key, at: try require(key)) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        let value = try require(key)
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -99,59 +117,59 @@ struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxBool(at: value) }
+        do { return try state.unboxBool(at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxString(at: value) }
+        do { return try state.unboxString(at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxDouble(at: value) }
+        do { return try state.unboxDouble(at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxFloat(at: value) }
+        do { return try state.unboxFloat(at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
         guard let value = present(key) else { return nil }
-        return try primitive(key, at: value) { value throws(UnboxFailure) in try state.unboxInteger(type, at: value) }
+        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {

@@ -147,12 +147,40 @@ enum NumberParsing {
                 return decimal.negative ? -value : value
             }
             if decimal.mantissa == 0 { return decimal.negative ? -0.0 : 0.0 }
+            #if arch(x86_64) && !os(Windows)
+            if let value = extendedPrecision(decimal) { return value }
+            #endif
         }
         guard let value = Double(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)),
             value.isFinite, value != 0 || !hasNonZeroDigit(text, length: length)
         else { return nil }
         return value
     }
+
+    #if arch(x86_64) && !os(Windows)
+    private static let extendedPowersOfTen: [Float80] = (0...27).map { (0..<$0).reduce(Float80(1)) { value, _ in value * 10 } }
+
+    /// Up to 19 digits and a power of ten up to 27, both exact in `Float80`'s 64-bit
+    /// significand: one rounded operation there, then a rounding to `Double`. That second
+    /// rounding is the correct one unless the first left the value within one unit of a
+    /// `Double` halfway point; those rare cases return nil (and go to the C library).
+    private static func extendedPrecision(_ decimal: DecimalDigits) -> Double? {
+        guard decimal.exponent >= -27, decimal.exponent <= 27 else { return nil }
+        var value = Float80(decimal.mantissa)
+        if decimal.exponent < 0 {
+            value /= extendedPowersOfTen[-decimal.exponent]
+        } else {
+            value *= extendedPowersOfTen[decimal.exponent]
+        }
+        guard value.isNormal else { return nil }
+        // The 11 significand bits a Double drops; 0x400 is exactly halfway.
+        let dropped = Int(value.significandBitPattern & 0x7FF)
+        guard abs(dropped - 0x400) > 1 else { return nil }
+        let result = Double(value)
+        guard result.isFinite, result.isNormal else { return nil }
+        return decimal.negative ? -result : result
+    }
+    #endif
 
     /// The nearest `Float`, parsed directly (not through `Double`, which could round twice).
     static func float(_ text: UnsafePointer<UInt8>, length: Int) -> Float? {

@@ -34,17 +34,9 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
         currentIndex += 1
     }
 
-    /// Reads a primitive and moves on, building the coding path only for an error.
-    @inline(__always)
-    private mutating func primitive<T>(_ type: T.Type, _ read: (Int) throws(UnboxFailure) -> T) throws -> T {
-        let element = try next(type)
-        do {
-            let value = try read(element)
-            advance()
-            return value
-        } catch {
-            throw state.error(error, at: path.appending(.index(currentIndex)))
-        }
+    /// The error for a primitive that could not be read (the coding path is built only now).
+    private func failure(_ failure: UnboxFailure) -> DecodingError {
+        state.error(failure, at: path.appending(.index(currentIndex)))
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -54,46 +46,144 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxBool(at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxBool(at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: String.Type) throws -> String {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxString(at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxString(at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Double.Type) throws -> Double {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxDouble(at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxDouble(at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Float.Type) throws -> Float {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxFloat(at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxFloat(at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Int.Type) throws -> Int {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Int8.Type) throws -> Int8 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Int16.Type) throws -> Int16 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: UInt.Type) throws -> UInt {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
-        try primitive(type) { [state] element throws(UnboxFailure) in try state.unboxInteger(type, at: element) }
+        let element = try next(type)
+        do {
+            let value = try state.unboxInteger(type, at: element)
+            advance()
+            return value
+        } catch {
+            throw failure(error)
+        }
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {

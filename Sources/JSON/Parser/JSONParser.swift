@@ -17,8 +17,6 @@ struct JSONParser: ~Copyable {
     var tokens: TokenBuffer
     var emitting = true
     let keys: KeyComparison
-    /// Fingerprints of the keys of the objects being parsed, innermost last.
-    var fingerprints: [UInt64] = []
 
     /// How keys are compared later, which decides when two keys count as the same.
     enum KeyComparison {
@@ -179,7 +177,7 @@ struct JSONParser: ~Copyable {
         position += 1
         skipWhitespace()
         var members = 0
-        var duplicates = KeyDuplicates(base: fingerprints.count)
+        var duplicates = KeyDuplicates()
         if bytes[position] == UInt8(ascii: "}") {
             position += 1
         } else {
@@ -188,7 +186,7 @@ struct JSONParser: ~Copyable {
                 let key = try scanString()
                 if emitting {
                     _ = tokens.append(.string, offset: key.start, length: key.length, flags: key.flags)
-                    duplicates.add(key, parser: &self)
+                    duplicates.add(key, bytes: bytes, comparison: keys)
                 }
                 skipWhitespace()
                 guard bytes[position] == UInt8(ascii: ":") else { throw unexpected("expected ':' after a key") }
@@ -210,28 +208,28 @@ struct JSONParser: ~Copyable {
         }
         if emitting {
             tokens.close(index, count: members, flags: duplicates.mayRepeat ? Token.mayRepeatKeys : 0)
-            fingerprints.removeSubrange(duplicates.base...)
         }
     }
 }
 
 /// Whether an object may hold the same key twice, found from 64-bit fingerprints of its keys
 /// (normalised as the key strategy compares them). A fingerprint collision only costs the
-/// object its in-order lookups, never a wrong match.
+/// object its in-order lookups, never a wrong match. The first 16 fingerprints live inline
+/// (no allocation for typical objects); larger objects use a set.
 struct KeyDuplicates {
-    let base: Int
     var mayRepeat = false
+    private var inline: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     private var large: Set<UInt64>? = nil
-
-    init(base: Int) { self.base = base }
-
     private var keys = 0
     private var unusual = false
 
-    mutating func add(_ key: (start: Int, length: Int, flags: UInt8), parser: inout JSONParser) {
+    @inline(__always)
+    mutating func add(_ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>, comparison: JSONParser.KeyComparison) {
         guard !mayRepeat else { return }
         keys += 1
-        if key.flags != 0 || parser.keys == .opaque {
+        if key.flags != 0 || comparison == .opaque {
             // Escapes, non-ASCII text (canonical equivalence) or a custom strategy: this key
             // may equal any other.
             unusual = true
@@ -240,34 +238,43 @@ struct KeyDuplicates {
             mayRepeat = keys > 1
             return
         }
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        let bytes = parser.bytes + key.start
-        if parser.keys == .snakeCase {
+        let hash = Self.fingerprint(key, bytes: bytes, comparison: comparison)
+        if keys <= 16 {
+            mayRepeat = withUnsafeMutableBytes(of: &inline) { raw in
+                let stored = raw.bindMemory(to: UInt64.self)
+                for index in 0..<(keys - 1) where stored[index] == hash { return true }
+                stored[keys - 1] = hash
+                return false
+            }
+            return
+        }
+        if large == nil {
+            large = withUnsafeBytes(of: &inline) { Set($0.bindMemory(to: UInt64.self)) }
+        }
+        if !large!.insert(hash).inserted { mayRepeat = true }
+    }
+
+    @inline(__always)
+    private static func fingerprint(_ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>, comparison: JSONParser.KeyComparison) -> UInt64 {
+        let start = bytes + key.start
+        if comparison == .snakeCase {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
             for offset in 0..<key.length {
-                var byte = bytes[offset]
+                var byte = start[offset]
                 if byte == UInt8(ascii: "_") { continue }
                 if byte &- UInt8(ascii: "A") < 26 { byte |= 0x20 }
                 hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
             }
-        } else {
-            for offset in 0..<key.length { hash = (hash ^ UInt64(bytes[offset])) &* 0x100_0000_01B3 }
-            hash ^= UInt64(key.length) &<< 56
+            return hash
         }
-        if large != nil {
-            if !large!.insert(hash).inserted { mayRepeat = true }
-            return
-        }
-        var index = base
-        while index < parser.fingerprints.count {
-            if parser.fingerprints[index] == hash {
-                mayRepeat = true
-                return
-            }
-            index += 1
-        }
-        parser.fingerprints.append(hash)
-        if parser.fingerprints.count - base == 32 {
-            large = Set(parser.fingerprints[base...])
-        }
+        // The first and last eight bytes and the length: exact for keys up to 16 bytes, a
+        // fingerprint beyond. (Reading past a short key stays inside the document or its
+        // padding.)
+        let raw = UnsafeRawPointer(start)
+        var first = raw.loadUnaligned(as: UInt64.self)
+        if key.length < 8 { first &= (1 &<< UInt64(key.length &* 8)) &- 1 }
+        let last = key.length > 8 ? raw.loadUnaligned(fromByteOffset: key.length - 8, as: UInt64.self) : 0
+        let mixed = last &* 0xC2B2_AE3D_27D4_EB4F
+        return (first &* 0x9E37_79B9_7F4A_7C15) ^ (mixed &>> 7 | mixed &<< 57) ^ UInt64(key.length)
     }
 }
