@@ -183,4 +183,46 @@ import Testing
         await done.wait()
         handle.cancel()
     }
+
+    struct Order: Codable, Sendable { let id: Int; let placedAt: Date; let totalCents: Int }
+
+    struct RecentOrders: Resource {
+        typealias Response = [Order]
+        var endpoint: Endpoint { Endpoint("https://shop.example.com", path: "/v1/orders") }
+        var decodingKeyPath: [String] { ["data", "orders"] }
+        var jsonDecoder: any JSONBodyDecoder {
+            var decoder = CourierJSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            decoder.dateDecodingStrategy = .iso8601
+            return decoder
+        }
+    }
+
+    struct LegacyOrders: Resource {
+        typealias Response = [Order]
+        var endpoint: Endpoint { Endpoint("https://shop.example.com", path: "/v1/orders") }
+        var decodingKeyPath: [String] { ["data", "orders"] }
+        var jsonDecoder: any JSONBodyDecoder {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            decoder.dateDecodingStrategy = .iso8601
+            return decoder
+        }
+    }
+
+    @Test func theJSONExampleRuns() async throws {
+        let body = #"{"data": {"orders": [{"id": 1, "placed_at": "2026-11-22T09:30:00Z", "total_cents": 1250}]}, "meta": {"page": 1}}"#
+        let mock = MockTransport()
+        mock.respond(to: .get, "/v1/orders", with: .json(body))
+        let coordinator = RequestCoordinator(transport: mock)
+        let orders = try await RecentOrders().load(using: coordinator)
+        let legacy = try await LegacyOrders().load(using: coordinator)
+        #expect(orders.map(\.totalCents) == [1250] && legacy.map(\.placedAt) == orders.map(\.placedAt))
+
+        var decoder = CourierJSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        let direct = try decoder.decode([Order].self, from: Data(body.utf8), atKeyPath: ["data", "orders"])
+        #expect(direct.first?.id == 1)
+    }
 }
