@@ -99,7 +99,6 @@ extension RequestCoordinator {
                     return
                 }
                 flight.waiters[id] = continuation
-                notifyWatchers()
             }
         } onCancel: {
             Task { await self.leave(key: key, serial: serial, waiter: id) }
@@ -183,23 +182,12 @@ extension RequestCoordinator {
         for continuation in waiters.values { continuation.resume(returning: .failure(.cancelled())) }
     }
 
-    /// Loads waiting for transfers right now.
-    var waiterCount: Int { flights.values.reduce(0) { $0 + $1.waiters.count } }
+    /// Loads waiting for transfers right now (shared ones and solo ones).
+    var waiterCount: Int { flights.values.reduce(0) { $0 + $1.waiters.count } + solo.count }
 
-    /// Returns once at least `count` loads wait for transfers (a test hook, so tests
-    /// synchronize without sleeping).
+    /// Returns once at least `count` loads wait for transfers (a test hook). Solo transfers
+    /// start without the actor, so this checks every millisecond.
     func waitForWaiters(_ count: Int) async {
-        if waiterCount >= count { return }
-        await withCheckedContinuation { waiterWatchers.append((count, $0)) }
-    }
-
-    private func notifyWatchers() {
-        guard !waiterWatchers.isEmpty else { return }
-        let current = waiterCount
-        waiterWatchers.removeAll { watcher in
-            guard current >= watcher.count else { return false }
-            watcher.continuation.resume()
-            return true
-        }
+        while waiterCount < count { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }

@@ -126,6 +126,14 @@ extension RequestCoordinator {
         }
         let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
         let logger = plan.logger, stub = plan.stub
+        if case .unique = key, plan.coalescing != .rejectDuplicates {
+            // Nobody can join: no flight on the actor.
+            let result = await solo.run(id: id) {
+                await self.transferWithRetries(
+                    request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
+            }
+            return result.map { Execution(response: $0, sharedDecodes: nil, wasCoalesced: false) }
+        }
         return await join(key: key, waiter: id, rejectsDuplicates: plan.coalescing == .rejectDuplicates) {
             await self.transferWithRetries(
                 request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)

@@ -19,6 +19,8 @@ public actor RequestCoordinator {
     public nonisolated let configuration: Configuration
     nonisolated let backgroundLogger: Logger?
     nonisolated let events = EventHub()
+    /// Transfers no other load can join, kept off the actor.
+    nonisolated let solo = SoloTransfers()
     private nonisolated let cacheObserver: UInt64?
 
     var flights: [FlightKey: Flight] = [:]
@@ -26,7 +28,6 @@ public actor RequestCoordinator {
     /// Transfers whose task has not ended yet (cancelled ones included).
     var activeTransfers = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    var waiterWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
     /// level (failures at info) with `sdk.request.id` metadata; without one it is silent.
@@ -120,12 +121,14 @@ public actor RequestCoordinator {
     /// transport down: its owner does.
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
+        solo.shutDown(cancelling: cancellingInFlight)
         if cancellingInFlight {
             for (key, flight) in flights { cancel(key: key, serial: flight.serial) }
         }
         if activeTransfers > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }
+        await solo.drained()
         events.finishAll()
     }
 

@@ -149,8 +149,8 @@ public final class CurlTransport: HTTPTransport {
     private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
         let transfer = Transfer(request: request)
         let loop = self.loop
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HopResult, any Error>) in
+        let raw = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
                 if streamed {
                     let channel = BodyChannel(
                         highWater: configuration.streamBufferSize,
@@ -164,6 +164,13 @@ public final class CurlTransport: HTTPTransport {
             }
         } onCancel: {
             loop.cancel(transfer)
+        }
+        // The head is built here, on this task's thread, not on the loop's.
+        do {
+            return try raw.parsed()
+        } catch {
+            raw.channel?.close()
+            throw error
         }
     }
 }

@@ -18,6 +18,20 @@ struct HopResult: Sendable {
     var channel: BodyChannel?
 }
 
+/// A hop as the loop thread delivers it: the head still as raw lines.
+struct RawHop: Sendable {
+    var head: RawResponseHead
+    var body: Data
+    var metrics: TransferMetrics
+    var redirectURL: String?
+    var channel: BodyChannel?
+
+    /// The hop with its head built and checked (on the awaiting task's thread).
+    func parsed() throws(ServiceError) -> HopResult {
+        HopResult(head: try head.response(), body: body, metrics: metrics, redirectURL: redirectURL, channel: channel)
+    }
+}
+
 /// One request's state while curl runs it.
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): the creating task sets
@@ -28,9 +42,9 @@ struct HopResult: Sendable {
 final class Transfer: @unchecked Sendable {
     enum Delivery {
         /// Resume once, at the end, with the whole body in memory.
-        case buffered(CheckedContinuation<HopResult, any Error>)
+        case buffered(CheckedContinuation<RawHop, any Error>)
         /// Resume once the head is known; the body then flows through the channel.
-        case streamed(CheckedContinuation<HopResult, any Error>?, BodyChannel)
+        case streamed(CheckedContinuation<RawHop, any Error>?, BodyChannel)
     }
 
     let request: PreparedRequest
@@ -39,7 +53,7 @@ final class Transfer: @unchecked Sendable {
     var delivery: Delivery?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    private var parser: ResponseHeadParser
+    private var head: RawResponseHead
     private var buffer: UnsafeMutableRawPointer?
     private var capacity = 0
     private var count = 0
@@ -50,7 +64,7 @@ final class Transfer: @unchecked Sendable {
 
     init(request: PreparedRequest) {
         self.request = request
-        parser = ResponseHeadParser(limit: request.options.maximumHeaderSize)
+        head = RawResponseHead(limit: request.options.maximumHeaderSize)
         errorBuffer.initialize(to: 0)
     }
 
@@ -68,7 +82,7 @@ final class Transfer: @unchecked Sendable {
 
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
         do {
-            if try parser.consume(line) { headComplete() }
+            if try head.consume(line) { headComplete() }
             return line.count
         } catch {
             abortError = error
@@ -77,22 +91,20 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func headComplete() {
-        guard let head = parser.response else { return }
-        if request.stopsAtRedirect, [301, 302, 303, 307, 308].contains(head.status.code),
-            head.headerFields[.location] != nil
-        {
+        guard let status = head.status else { return }
+        if request.stopsAtRedirect, [301, 302, 303, 307, 308].contains(status), head.hasLocation {
             discardsBody = true
             return
         }
         switch delivery {
         case .buffered:
-            if let length = parser.contentLength, length > 0 {
+            if let length = head.contentLength, length > 0 {
                 let limit = Int64(request.options.maximumBodySize ?? Int.max)
                 reserve(Int(min(length, limit)))
             }
         case .streamed(let continuation?, let channel):
             delivery = .streamed(nil, channel)
-            continuation.resume(returning: HopResult(head: head, body: Data(), metrics: TransferMetrics(), channel: channel))
+            continuation.resume(returning: RawHop(head: head, body: Data(), metrics: TransferMetrics(), channel: channel))
         case .streamed(nil, _), nil:
             break
         }
@@ -158,12 +170,12 @@ final class Transfer: @unchecked Sendable {
 
     /// Finishes the transfer with curl's result. The easy handle is still attached.
     func complete(with code: CURLcode) {
-        var outcome: Result<HopResult, ServiceError>
+        var outcome: Result<RawHop, ServiceError>
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
             outcome = .failure(CurlErrorMapping.error(for: code, detail: String(cString: errorBuffer)))
-        } else if let head = parser.response {
+        } else if head.isComplete {
             let metrics = readMetrics()
             var redirect: String?
             if discardsBody, let easy {
@@ -177,7 +189,7 @@ final class Transfer: @unchecked Sendable {
                     return
                 }
             }
-            outcome = .success(HopResult(head: head, body: takeBody(), metrics: metrics, redirectURL: redirect))
+            outcome = .success(RawHop(head: head, body: takeBody(), metrics: metrics, redirectURL: redirect))
             if !discardsBody, let reporter = request.options.progress {
                 reporter.report(
                     received: metrics.bytesReceived, expectedReceive: metrics.bytesReceived,
@@ -192,7 +204,7 @@ final class Transfer: @unchecked Sendable {
     /// Fails the transfer without curl's involvement (cancelled, shut down, setup failed).
     func fail(_ error: ServiceError) { deliver(.failure(error)) }
 
-    private func deliver(_ outcome: Result<HopResult, ServiceError>) {
+    private func deliver(_ outcome: Result<RawHop, ServiceError>) {
         switch delivery {
         case .buffered(let continuation):
             continuation.resume(with: outcome.mapError { $0 as any Error })
