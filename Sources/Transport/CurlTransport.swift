@@ -36,6 +36,8 @@ public final class CurlTransport: HTTPTransport {
     /// The configuration in force.
     public let configuration: Configuration
     let loop: CurlEventLoop
+    /// Large body buffers, reused across responses.
+    let bodyBuffers = BodyBufferPool()
     private let backgroundLogger: Logger?
 
     /// Starts a transport and its loop thread.
@@ -147,7 +149,7 @@ public final class CurlTransport: HTTPTransport {
 
     /// Runs one hop on the loop and waits for it (for its head, when streamed).
     private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
-        let transfer = Transfer(request: request)
+        let transfer = Transfer(request: request, bodyBuffers: bodyBuffers)
         let loop = self.loop
         let raw = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in

@@ -43,12 +43,18 @@ struct ClientRun: Codable, Sendable {
 /// A resource delivering the inflated bytes, so that transport is measured apart from parsing.
 struct BytesResource: Resource {
     typealias Response = Data
-    let url: String
-    var endpoint: Endpoint {
+    /// Split once, as a typical resource's constant base URL and path.
+    let base: String
+    let path: String
+
+    init(url: String) {
         let schemeEnd = url.range(of: "://")!.upperBound
         let pathStart = url[schemeEnd...].firstIndex(of: "/") ?? url.endIndex
-        return Endpoint(String(url[..<pathStart]), path: String(url[pathStart...]))
+        base = String(url[..<pathStart])
+        path = String(url[pathStart...])
     }
+
+    var endpoint: Endpoint { Endpoint(base, path: path) }
     var retryPolicy: RetryPolicy? { RetryPolicy.none }
 }
 

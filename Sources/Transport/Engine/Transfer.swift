@@ -62,14 +62,18 @@ final class Transfer: @unchecked Sendable {
     var upload: UploadSource?
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(courier_error_size))
 
-    init(request: PreparedRequest) {
+    /// Where large body buffers come from and go back to.
+    let bodyBuffers: BodyBufferPool
+
+    init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
         self.request = request
+        self.bodyBuffers = bodyBuffers
         head = RawResponseHead(limit: request.options.maximumHeaderSize)
         errorBuffer.initialize(to: 0)
     }
 
     deinit {
-        buffer?.deallocate()
+        if let buffer { bodyBuffers.give(buffer, capacity: capacity) }
         if let headerList { curl_slist_free_all(headerList) }
         errorBuffer.deallocate()
     }
@@ -138,13 +142,13 @@ final class Transfer: @unchecked Sendable {
 
     private func reserve(_ size: Int) {
         guard size > capacity else { return }
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        let (grown, grownCapacity) = bodyBuffers.take(size)
         if let buffer {
             grown.copyMemory(from: buffer, byteCount: count)
-            buffer.deallocate()
+            bodyBuffers.give(buffer, capacity: capacity)
         }
         buffer = grown
-        capacity = size
+        capacity = grownCapacity
     }
 
     func readBody(into target: UnsafeMutableRawBufferPointer) -> Int {
@@ -232,7 +236,8 @@ final class Transfer: @unchecked Sendable {
     private func takeBody() -> Data {
         guard let buffer, count > 0 else { return Data() }
         self.buffer = nil
-        let body = Data(bytesNoCopy: buffer, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        let pool = bodyBuffers, size = capacity
+        let body = Data(bytesNoCopy: buffer, count: count, deallocator: .custom { pointer, _ in pool.give(pointer, capacity: size) })
         capacity = 0
         count = 0
         return body
