@@ -9,6 +9,44 @@ enum UnboxFailure: Error {
     case unrepresentable(Any.Type, String)
 }
 
+/// The types containers read straight from a token, through one generic path per container.
+protocol JSONPrimitive {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Self
+}
+
+extension Bool: JSONPrimitive {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Bool { try state.unboxBool(at: index) }
+}
+
+extension String: JSONPrimitive {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> String { try state.unboxString(at: index) }
+}
+
+extension Double: JSONPrimitive {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Double { try state.unboxDouble(at: index) }
+}
+
+extension Float: JSONPrimitive {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Float { try state.unboxFloat(at: index) }
+}
+
+extension JSONPrimitive where Self: FixedWidthInteger {
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Self {
+        try state.unboxInteger(Self.self, at: index)
+    }
+}
+
+extension Int: JSONPrimitive {}
+extension Int8: JSONPrimitive {}
+extension Int16: JSONPrimitive {}
+extension Int32: JSONPrimitive {}
+extension Int64: JSONPrimitive {}
+extension UInt: JSONPrimitive {}
+extension UInt8: JSONPrimitive {}
+extension UInt16: JSONPrimitive {}
+extension UInt32: JSONPrimitive {}
+extension UInt64: JSONPrimitive {}
+
 /// Reading primitive values from tokens, with Foundation's errors.
 extension DecodingState {
     /// The `DecodingError` for a failure at `codingPath`: `valueNotFound` for null, else
@@ -105,16 +143,6 @@ extension DecodingState {
             return try body()
         } catch {
             throw self.error(error, at: path.node().components)
-        }
-    }
-
-    /// Reads a primitive for a single-value container, with the error at `path`.
-    @inline(__always)
-    func read<T>(at path: CodingPathNode?, _ body: () throws(UnboxFailure) -> T) throws -> T {
-        do {
-            return try body()
-        } catch {
-            throw self.error(error, at: path.components)
         }
     }
 

@@ -154,20 +154,26 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
     // MARK: SingleValueDecodingContainer
 
     func decodeNil() -> Bool { tokens[index].kind == .null }
-    func decode(_ type: Bool.Type) throws -> Bool { try read(at: path) { () throws(UnboxFailure) in try unboxBool(at: index) } }
-    func decode(_ type: String.Type) throws -> String { try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) } }
-    func decode(_ type: Double.Type) throws -> Double { try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) } }
-    func decode(_ type: Float.Type) throws -> Float { try read(at: path) { () throws(UnboxFailure) in try unboxFloat(at: index) } }
-    func decode(_ type: Int.Type) throws -> Int { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: Int8.Type) throws -> Int8 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: Int16.Type) throws -> Int16 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: Int32.Type) throws -> Int32 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: Int64.Type) throws -> Int64 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: UInt.Type) throws -> UInt { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try read(at: path) { () throws(UnboxFailure) in try unboxInteger(type, at: index) } }
+    func decode(_ type: Bool.Type) throws -> Bool { try primitive() }
+    func decode(_ type: String.Type) throws -> String { try primitive() }
+    func decode(_ type: Double.Type) throws -> Double { try primitive() }
+    func decode(_ type: Float.Type) throws -> Float { try primitive() }
+    func decode(_ type: Int.Type) throws -> Int { try primitive() }
+    func decode(_ type: Int8.Type) throws -> Int8 { try primitive() }
+    func decode(_ type: Int16.Type) throws -> Int16 { try primitive() }
+    func decode(_ type: Int32.Type) throws -> Int32 { try primitive() }
+    func decode(_ type: Int64.Type) throws -> Int64 { try primitive() }
+    func decode(_ type: UInt.Type) throws -> UInt { try primitive() }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try primitive() }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try primitive() }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try primitive() }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try primitive() }
+
+    @inline(__always)
+    private func primitive<T: JSONPrimitive>() throws -> T {
+        do { return try T.unbox(from: self, at: index) } catch { throw self.error(error, at: path.components) }
+    }
+
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeNested(type, at: index, path: PendingPath(parent: path, step: nil)) }
 }
 

@@ -45,61 +45,26 @@ final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         state.error(failure, at: path.appending(key))
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try primitive(key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try primitive(key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try primitive(key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try primitive(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try primitive(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try primitive(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try primitive(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try primitive(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try primitive(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try primitive(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try primitive(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try primitive(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try primitive(key) }
+
+    /// Reads a primitive, building the coding path only for an error.
+    @inline(__always)
+    private func primitive<T: JSONPrimitive>(_ key: Key) throws -> T {
         let value = try require(key)
-        do { return try state.unboxBool(at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        let value = try require(key)
-        do { return try state.unboxString(at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        let value = try require(key)
-        do { return try state.unboxDouble(at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        let value = try require(key)
-        do { return try state.unboxFloat(at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-        let value = try require(key)
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
+        do { return try T.unbox(from: state, at: value) } catch { throw failure(error, key) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -115,61 +80,25 @@ final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optionalPrimitive(key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalPrimitive(key) }
+
+    @inline(__always)
+    private func optionalPrimitive<T: JSONPrimitive>(_ key: Key) throws -> T? {
         guard let value = present(key) else { return nil }
-        do { return try state.unboxBool(at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxString(at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxDouble(at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxFloat(at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
-    }
-    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
-        guard let value = present(key) else { return nil }
-        do { return try state.unboxInteger(type, at: value) } catch { throw failure(error, key) }
+        do { return try T.unbox(from: state, at: value) } catch { throw failure(error, key) }
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {

@@ -45,140 +45,27 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool {
-        let element = try next(type)
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try primitive() }
+    mutating func decode(_ type: String.Type) throws -> String { try primitive() }
+    mutating func decode(_ type: Double.Type) throws -> Double { try primitive() }
+    mutating func decode(_ type: Float.Type) throws -> Float { try primitive() }
+    mutating func decode(_ type: Int.Type) throws -> Int { try primitive() }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try primitive() }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try primitive() }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try primitive() }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try primitive() }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try primitive() }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try primitive() }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try primitive() }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try primitive() }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try primitive() }
+
+    /// Reads a primitive and moves on, building the coding path only for an error.
+    @inline(__always)
+    private mutating func primitive<T: JSONPrimitive>() throws -> T {
+        let element = try next(T.self)
         do {
-            let value = try state.unboxBool(at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: String.Type) throws -> String {
-        let element = try next(type)
-        do {
-            let value = try state.unboxString(at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Double.Type) throws -> Double {
-        let element = try next(type)
-        do {
-            let value = try state.unboxDouble(at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Float.Type) throws -> Float {
-        let element = try next(type)
-        do {
-            let value = try state.unboxFloat(at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Int.Type) throws -> Int {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: UInt.Type) throws -> UInt {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
-            advance()
-            return value
-        } catch {
-            throw failure(error)
-        }
-    }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 {
-        let element = try next(type)
-        do {
-            let value = try state.unboxInteger(type, at: element)
+            let value = try T.unbox(from: state, at: element)
             advance()
             return value
         } catch {

@@ -36,12 +36,7 @@ extension JSONParser {
             return .missing(level: level)
         }
         while true {
-            guard bytes[position] == UInt8(ascii: "\"") else { throw unexpected("expected a key string") }
-            let key = try scanString()
-            skipWhitespace()
-            guard bytes[position] == UInt8(ascii: ":") else { throw unexpected("expected ':' after a key") }
-            position += 1
-            skipWhitespace()
+            let key = try parseKey()
             if outcome == nil, StringDecoding.string(bytes, start: key.start, length: key.length, flags: key.flags) == path[level] {
                 if level == path.count - 1 {
                     emitting = true
@@ -58,16 +53,7 @@ extension JSONParser {
             } else {
                 try parseValue(depth: depth)
             }
-            skipWhitespace()
-            let byte = bytes[position]
-            position += 1
-            if byte == UInt8(ascii: ",") {
-                skipWhitespace()
-                continue
-            }
-            if byte == UInt8(ascii: "}") { break }
-            position -= 1
-            throw unexpected("expected ',' or '}' in an object")
+            if try atClosing(UInt8(ascii: "}"), of: "an object") { break }
         }
         return outcome ?? .missing(level: level)
     }

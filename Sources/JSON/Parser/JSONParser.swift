@@ -144,6 +144,36 @@ struct JSONParser: ~Copyable {
         if emitting { _ = tokens.append(.number, offset: start, length: index - start, flags: flags) }
     }
 
+    /// A member's key string and the colon after it (with the whitespace around).
+    @inline(__always)
+    mutating func parseKey() throws(JSONSyntaxError) -> (start: Int, length: Int, flags: UInt8) {
+        guard bytes[position] == UInt8(ascii: "\"") else { throw unexpected("expected a key string") }
+        let key = try scanString()
+        skipWhitespace()
+        guard bytes[position] == UInt8(ascii: ":") else { throw unexpected("expected ':' after a key") }
+        position += 1
+        skipWhitespace()
+        return key
+    }
+
+    /// After a member or element: skips a comma and the whitespace after it (false), or the
+    /// closing bracket (true).
+    @inline(__always)
+    mutating func atClosing(_ closing: UInt8, of container: String) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        let byte = bytes[position]
+        if byte == UInt8(ascii: ",") {
+            position += 1
+            skipWhitespace()
+            return false
+        }
+        guard byte == closing else {
+            throw unexpected("expected ',' or '\(Character(Unicode.Scalar(closing)))' in \(container)")
+        }
+        position += 1
+        return true
+    }
+
     private mutating func parseArray(depth: Int) throws(JSONSyntaxError) {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         let index = emitting ? tokens.append(.array, offset: position) : 0
@@ -156,16 +186,7 @@ struct JSONParser: ~Copyable {
             while true {
                 try parseValue(depth: depth)
                 elements += 1
-                skipWhitespace()
-                let byte = bytes[position]
-                position += 1
-                if byte == UInt8(ascii: ",") {
-                    skipWhitespace()
-                    continue
-                }
-                if byte == UInt8(ascii: "]") { break }
-                position -= 1
-                throw unexpected("expected ',' or ']' in an array")
+                if try atClosing(UInt8(ascii: "]"), of: "an array") { break }
             }
         }
         if emitting { tokens.close(index, count: elements, flags: 0) }
@@ -182,28 +203,14 @@ struct JSONParser: ~Copyable {
             position += 1
         } else {
             while true {
-                guard bytes[position] == UInt8(ascii: "\"") else { throw unexpected("expected a key string") }
-                let key = try scanString()
+                let key = try parseKey()
                 if emitting {
                     _ = tokens.append(.string, offset: key.start, length: key.length, flags: key.flags)
                     duplicates.add(key, bytes: bytes, comparison: keys)
                 }
-                skipWhitespace()
-                guard bytes[position] == UInt8(ascii: ":") else { throw unexpected("expected ':' after a key") }
-                position += 1
-                skipWhitespace()
                 try parseValue(depth: depth)
                 members += 1
-                skipWhitespace()
-                let byte = bytes[position]
-                position += 1
-                if byte == UInt8(ascii: ",") {
-                    skipWhitespace()
-                    continue
-                }
-                if byte == UInt8(ascii: "}") { break }
-                position -= 1
-                throw unexpected("expected ',' or '}' in an object")
+                if try atClosing(UInt8(ascii: "}"), of: "an object") { break }
             }
         }
         if emitting {
