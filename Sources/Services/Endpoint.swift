@@ -72,7 +72,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Splits the endpoint into the pieces of an `HTTPRequest`.
     func components() throws(ServiceError) -> (scheme: String, authority: String, path: String) {
-        guard let schemeEnd = baseURL.firstRange(of: "://") else {
+        guard let schemeEnd = Self.schemeSeparator(in: baseURL) else {
             throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
         }
         let scheme = baseURL[..<schemeEnd.lowerBound].lowercased()
@@ -96,6 +96,26 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         var target = Self.encodePath(fullPath)
         if !queryItems.isEmpty { target += "?" + Self.query(queryItems) }
         return (scheme, authority, target)
+    }
+
+    /// The range of the first "://" (found on the UTF-8 view: a generic substring search costs
+    /// more than building the rest of the request).
+    static func schemeSeparator(in url: String) -> Range<String.Index>? {
+        let utf8 = url.utf8
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            if utf8[index] == UInt8(ascii: ":") {
+                let slash = utf8.index(after: index)
+                if slash != utf8.endIndex, utf8[slash] == UInt8(ascii: "/") {
+                    let second = utf8.index(after: slash)
+                    if second != utf8.endIndex, utf8[second] == UInt8(ascii: "/") {
+                        return index..<utf8.index(after: second)
+                    }
+                }
+            }
+            index = utf8.index(after: index)
+        }
+        return nil
     }
 
     /// `name=value&...` with names and values percent-encoded.

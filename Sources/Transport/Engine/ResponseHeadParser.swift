@@ -67,14 +67,24 @@ struct ResponseHeadParser {
     }
 
     private mutating func parseStatusLine(_ line: Slice<UnsafeRawBufferPointer>) throws(ServiceError) -> Bool {
-        // "HTTP/1.1 200 OK", "HTTP/2 200"
-        let text = String(decoding: line, as: UTF8.self)
-        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), parts[1].count == 3,
-            let code = Int(parts[1]), (100...999).contains(code)
-        else { throw malformed("The response status line is invalid.") }
+        // "HTTP/1.1 200 OK", "HTTP/2 200": "HTTP/", a version, one space, three digits, then
+        // nothing or a space and the reason phrase.
+        let version = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
+        guard line.starts(with: Self.httpPrefix), version + 4 <= line.endIndex else {
+            throw malformed("The response status line is invalid.")
+        }
+        var code = 0
+        for index in version + 1...version + 3 {
+            let digit = line[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { throw malformed("The response status line is invalid.") }
+            code = code * 10 + Int(digit)
+        }
+        let after = version + 4
+        guard code >= 100, after == line.endIndex || line[after] == UInt8(ascii: " ") else {
+            throw malformed("The response status line is invalid.")
+        }
         status = code
-        reason = parts.count > 2 ? String(parts[2]) : ""
+        reason = after < line.endIndex ? String(decoding: line[(after + 1)...], as: UTF8.self) : ""
         return false
     }
 
@@ -94,6 +104,8 @@ struct ResponseHeadParser {
             contentLength = parsed
         }
     }
+
+    private static let httpPrefix = Array("HTTP/".utf8)
 
     private func malformed(_ message: String) -> ServiceError {
         ServiceError(.malformedResponse, message)
