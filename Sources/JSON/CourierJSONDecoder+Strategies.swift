@@ -10,6 +10,12 @@ extension CourierJSONDecoder {
         }
         let mode: Mode
 
+        /// Whether keys are changed before matching (everything but the default).
+        var convertsKeys: Bool {
+            if case .useDefaultKeys = mode { return false }
+            return true
+        }
+
         /// Keys as written. The default.
         public static let useDefaultKeys = KeyDecodingStrategy(mode: .useDefaultKeys)
         /// `user_name` matches `userName`, exactly as Foundation converts: the first word

@@ -123,13 +123,8 @@ extension DecodingState {
         var key = object + 1
         let end = Int(objectToken.next)
         while key < end {
-            if verbatim {
-                names.append(keyString(key))
-            } else if case .useDefaultKeys = options.keyDecodingStrategy.mode {
-                names.append(keyString(key))
-            } else {
-                names.append(convertedKey(key, path: path))
-            }
+            let converts = !verbatim && options.keyDecodingStrategy.convertsKeys
+            names.append(converts ? convertedKey(key, path: path) : keyString(key))
             key = Int(tokens[key + 1].next)
         }
         guard objectToken.has(Token.mayRepeatKeys) else { return names }

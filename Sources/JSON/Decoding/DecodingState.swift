@@ -84,24 +84,10 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
     /// dictionaries), then any other through its `init(from:)` with this decoder moved onto the
     /// value. The path's node is made only when something keeps it.
     func decodeNested<T: Decodable>(_ type: T.Type, at index: Int, path: PendingPath) throws -> T {
-        // Null is never one of these, whatever the strategy (Foundation does not call a custom
-        // strategy for it either).
-        if T.self == Date.self {
-            try rejectNull(T.self, at: index, path: path)
-            return unsafeBitCast(try decodeDate(at: index, path: path), to: T.self)
-        }
-        if T.self == Data.self {
-            try rejectNull(T.self, at: index, path: path)
-            return unsafeBitCast(try decodeData(at: index, path: path), to: T.self)
-        }
-        if T.self == URL.self {
-            try rejectNull(T.self, at: index, path: path)
-            return unsafeBitCast(try decodeURL(at: index, path: path), to: T.self)
-        }
-        if T.self == Decimal.self {
-            try rejectNull(T.self, at: index, path: path)
-            return unsafeBitCast(try decodeDecimal(at: index, path: path), to: T.self)
-        }
+        if T.self == Date.self { return try special(T.self, at: index, path: path, decodeDate) }
+        if T.self == Data.self { return try special(T.self, at: index, path: path, decodeData) }
+        if T.self == URL.self { return try special(T.self, at: index, path: path, decodeURL) }
+        if T.self == Decimal.self { return try special(T.self, at: index, path: path, decodeDecimal) }
         // The conformance check costs a runtime lookup: the last two types found not to be
         // arrays skip it.
         let type = ObjectIdentifier(T.self)
@@ -111,16 +97,20 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
             }
             notArrays = (type, notArrays.0)
         }
-        if case .useDefaultKeys = options.keyDecodingStrategy.mode {
-        } else if T.self is any StringKeyedDictionary.Type {
+        if options.keyDecodingStrategy.convertsKeys, T.self is any StringKeyedDictionary.Type {
             verbatimObject = index
         }
         return try moved(to: index, path: path.node()) { try T(from: self) }
     }
 
+    /// A type with a JSON meaning of its own (`T` is `Value`). Null is never one of these,
+    /// whatever the strategy (Foundation does not call a custom strategy for it either).
     @inline(__always)
-    private func rejectNull(_ type: Any.Type, at index: Int, path: PendingPath) throws {
-        if tokens[index].kind == .null { throw mismatch(type, at: index, path: path.node()) }
+    private func special<T, Value>(
+        _ type: T.Type, at index: Int, path: PendingPath, _ decode: (Int, PendingPath) throws -> Value
+    ) throws -> T {
+        if tokens[index].kind == .null { throw mismatch(T.self, at: index, path: path.node()) }
+        return unsafeBitCast(try decode(index, path), to: T.self)
     }
 
     /// Runs `body` with the decoder on the value at `index`, then moves it back.

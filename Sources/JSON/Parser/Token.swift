@@ -68,9 +68,6 @@ struct TokenBuffer: ~Copyable {
         base[index].flags |= flags
     }
 
-    /// Drops every token from `index` on.
-    mutating func truncate(to index: Int) { count = index }
-
     /// Hands the tokens over; the caller deallocates `base`.
     consuming func take() -> (base: UnsafeMutablePointer<Token>, count: Int) {
         let result = (base, count)

@@ -6,9 +6,10 @@ internal import Synchronization
 internal import Glibc
 #endif
 
-/// What one hop of a request produced.
-struct HopResult: Sendable {
-    var head: HTTPResponse
+/// What one hop of a request produced. The loop thread delivers the head as raw lines
+/// (``RawHop``); the awaiting task builds it (``HopResult``).
+struct Hop<Head: Sendable>: Sendable {
+    var head: Head
     /// The body as received (still compressed if it was), for buffered transfers.
     var body: Data
     var metrics: TransferMetrics
@@ -18,14 +19,10 @@ struct HopResult: Sendable {
     var channel: BodyChannel?
 }
 
-/// A hop as the loop thread delivers it: the head still as raw lines.
-struct RawHop: Sendable {
-    var head: RawResponseHead
-    var body: Data
-    var metrics: TransferMetrics
-    var redirectURL: String?
-    var channel: BodyChannel?
+typealias RawHop = Hop<RawResponseHead>
+typealias HopResult = Hop<HTTPResponse>
 
+extension Hop<RawResponseHead> {
     /// The hop with its head built and checked (on the awaiting task's thread).
     func parsed() throws(ServiceError) -> HopResult {
         HopResult(head: try head.response(), body: body, metrics: metrics, redirectURL: redirectURL, channel: channel)
