@@ -38,6 +38,11 @@ let package = Package(
             path: "Sources/CCurl",
             linkerSettings: [.linkedLibrary("curl")]
         ),
+        // CRC-32C for the disk cache's entry checksums (the CPU's CRC instruction when present).
+        .target(
+            name: "CChecksum",
+            path: "Sources/CChecksum"
+        ),
         .systemLibrary(
             name: "CZlib",
             path: "Sources/CZlib",
@@ -57,7 +62,7 @@ let package = Package(
         .target(
             name: "CourierCaching",
             dependencies: [
-                "CourierTransport", "CZlib",
+                "CourierTransport", "CChecksum",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Sources/Caching",
@@ -136,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CourierCachingTests",
-            dependencies: ["CourierCaching", "courier-cache-writer"],
+            dependencies: ["CourierCaching", "CChecksum", "courier-cache-writer"],
             path: "Tests/CourierCachingTests",
             swiftSettings: swiftSettings
         ),

@@ -21,8 +21,10 @@ internal import Glibc
 ///   counted, and it evicts down to 90% of the limit.
 /// - The directory is created `0700` and files `0600`.
 ///
-/// Bookkeeping is actor-isolated and runs, with the file I/O, on the cache's own serial queue,
-/// never on the cooperative thread pool.
+/// Bookkeeping is actor-isolated and runs, with writes and large reads, on the cache's own
+/// serial queue, never on the cooperative thread pool. Small entries are read on the caller's
+/// thread (``Options/inlineReadLimit``): reading needs no bookkeeping, since a hit records its
+/// access in the file itself.
 public actor DiskCache: CacheStore {
     /// How a disk cache behaves.
     public struct Options: Sendable {
@@ -32,11 +34,17 @@ public actor DiskCache: CacheStore {
         /// Whether each write is flushed with `fsync` (file and directory) before it counts:
         /// slower, but an entry survives a power loss. Default `false`.
         public var synchronousWrites: Bool
+        /// Entry files up to this many bytes (default 64 KiB) are read on the caller's thread:
+        /// an `open`, a `read` the page cache usually answers and a checksum cost less than the
+        /// hand-off to the cache's queue. Larger ones, and all writes, run on that queue. Set 0
+        /// to keep every file operation off the cooperative pool (a cache on slow storage).
+        public var inlineReadLimit: Int
 
         /// Creates options.
-        public init(sizeLimit: Int = 256 << 20, synchronousWrites: Bool = false) {
+        public init(sizeLimit: Int = 256 << 20, synchronousWrites: Bool = false, inlineReadLimit: Int = 64 << 10) {
             self.sizeLimit = sizeLimit
             self.synchronousWrites = synchronousWrites
+            self.inlineReadLimit = inlineReadLimit
         }
     }
 
@@ -81,8 +89,37 @@ public actor DiskCache: CacheStore {
         return index.count
     }
 
-    public func entry(for key: CacheKey) throws -> CachedResponse? {
-        loadIndexIfNeeded()
+    /// The entry stored for `key`, or nil. The file is read and verified on the caller's thread
+    /// when it is at most ``Options/inlineReadLimit`` bytes, on the cache's queue otherwise.
+    public nonisolated func entry(for key: CacheKey) async throws -> CachedResponse? {
+        let path = path(for: key.digest)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno != ENOENT { throw fileError("open", path) }
+            return nil  // the index forgets it at its next scan
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let error = fileError("stat", path)
+            close(descriptor)
+            throw error
+        }
+        guard Int(info.st_size) <= options.inlineReadLimit else {
+            close(descriptor)
+            return try await queuedEntry(for: key)
+        }
+        let outcome = readEntry(descriptor, info, key: key)
+        close(descriptor)
+        switch outcome {
+        case .hit(let response): return response
+        case .otherKey: return nil
+        case .defective: await discard(key.digest, path: path, ifStill: info)
+        }
+        return nil
+    }
+
+    /// `entry(for:)` for large files: the same steps, on the cache's queue.
+    private func queuedEntry(for key: CacheKey) throws -> CachedResponse? {
         let path = path(for: key.digest)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -93,33 +130,48 @@ public actor DiskCache: CacheStore {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw fileError("stat", path) }
+        switch readEntry(descriptor, info, key: key) {
+        case .hit(let response):
+            loadIndexIfNeeded()
+            remember(key.digest, size: Int(info.st_size), lastAccess: Date().timeIntervalSince1970, expiry: response.expiresAt)
+            return response
+        case .otherKey: return nil
+        case .defective:
+            discard(key.digest, path: path, ifStill: info)
+            return nil
+        }
+    }
+
+    private enum ReadOutcome {
+        case hit(CachedResponse)
+        /// Intact, but written for another key with the same digest: left alone.
+        case otherKey
+        /// Torn, damaged, of another format, or too large to be ours.
+        case defective
+    }
+
+    /// Reads and verifies the open entry file; on a hit, records the access in its modification
+    /// time (what eviction orders by), which needs no bookkeeping on the actor.
+    private nonisolated func readEntry(_ descriptor: Int32, _ info: stat, key: CacheKey) -> ReadOutcome {
         let length = Int(info.st_size)
         // Never stored that large: not ours, and not worth reading into memory.
-        guard length >= DiskEntryFile.prefixLength, length <= options.sizeLimit / 8 else {
-            discard(key.digest, path: path)
-            return nil
+        guard length >= DiskEntryFile.prefixLength, length <= options.sizeLimit / 8 else { return .defective }
+        let bytes = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+            initialized = Self.readFully(descriptor, into: UnsafeMutableRawBufferPointer(buffer))
         }
-        var bytes = [UInt8](repeating: 0, count: length)
-        let read = bytes.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
-        guard read == length else {
-            discard(key.digest, path: path)
-            return nil
-        }
+        guard bytes.count == length else { return .defective }
         let decoded: CachedResponse?
         do {
             decoded = try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) throws(DiskEntryFile.Defect) in
                 try DiskEntryFile.decode(buffer, key: key)
             }
         } catch {
-            discard(key.digest, path: path)
-            return nil
+            return .defective
         }
-        guard let decoded else { return nil }  // another key with the same digest: leave it
-        let now = Date().timeIntervalSince1970
-        var times = [Glibc.timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), Self.timeSpec(now)]  // atime: UTIME_OMIT
-        _ = futimens(descriptor, &times)  // record the access; failure only costs LRU precision
-        remember(key.digest, size: length, lastAccess: now, expiry: decoded.expiresAt)
-        return decoded
+        guard let decoded else { return .otherKey }
+        var times = [Glibc.timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), Self.timeSpec(Date().timeIntervalSince1970)]  // atime: UTIME_OMIT
+        _ = futimens(descriptor, &times)  // failure only costs LRU precision
+        return .hit(decoded)
     }
 
     public func store(_ response: CachedResponse, for key: CacheKey) throws {
@@ -228,6 +280,13 @@ public actor DiskCache: CacheStore {
         forget(digest)
     }
 
+    /// Removes a defective file, unless a writer has replaced it since it was read.
+    private func discard(_ digest: String, path: String, ifStill read: stat) {
+        var current = stat()
+        guard lstat(path, &current) == 0 else { return forget(digest) }
+        if current.st_dev == read.st_dev, current.st_ino == read.st_ino { discard(digest, path: path) }
+    }
+
     /// Rescans (others may have written), then removes least recently used entries until the
     /// directory is at 90% of its limit.
     private func evict() {
@@ -258,7 +317,7 @@ public actor DiskCache: CacheStore {
 
     // MARK: - Files
 
-    private func path(for digest: String) -> String { "\(directory)/\(digest)" }
+    private nonisolated func path(for digest: String) -> String { "\(directory)/\(digest)" }
 
     private func syncDirectory() {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -268,7 +327,7 @@ public actor DiskCache: CacheStore {
         }
     }
 
-    private func fileError(_ operation: String, _ path: String) -> ServiceError {
+    private nonisolated func fileError(_ operation: String, _ path: String) -> ServiceError {
         let code = errno
         return ServiceError(
             .fileAccess, "Disk cache could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)).")

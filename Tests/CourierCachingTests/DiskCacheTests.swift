@@ -27,16 +27,20 @@ func entryFiles(_ directory: String) -> [String] {
 
 @Suite("DiskCache")
 struct DiskCacheTests {
-    @Test("round trip, also through a new instance on the same directory")
-    func roundTrip() async throws {
+    /// Entries read on the caller's thread (the default limit) and on the cache's queue (limit 0).
+    static let readPaths = [DiskCache.Options().inlineReadLimit, 0]
+
+    @Test("round trip, also through a new instance on the same directory", arguments: readPaths)
+    func roundTrip(inlineReadLimit: Int) async throws {
         try await withTemporaryDirectory { directory in
             let key = CacheKey("GET https://example.com/a?b=1")
-            let stored = sampleResponse(#"{"a":1}"#)
-            let cache = try DiskCache(directory: directory)
+            let stored = sampleResponse(#"{"a":1}"#, bytes: 20_000)
+            let options = DiskCache.Options(inlineReadLimit: inlineReadLimit)
+            let cache = try DiskCache(directory: directory, options: options)
             try await cache.store(stored, for: key)
             #expect(try await cache.entry(for: key) == stored)
             #expect(try await cache.entry(for: CacheKey("GET https://example.com/other")) == nil)
-            let reopened = try DiskCache(directory: directory)
+            let reopened = try DiskCache(directory: directory, options: options)
             #expect(await reopened.count == 1)
             #expect(try await reopened.entry(for: key) == stored)
             #expect(entryFiles(directory) == [key.digest])
@@ -56,13 +60,13 @@ struct DiskCacheTests {
         }
     }
 
-    @Test("truncated, flipped, older-format and empty files are misses and are removed", arguments: [
-        "truncate", "flip-body", "flip-metadata", "older-format", "empty", "garbage",
-    ])
-    func tornEntries(damage: String) async throws {
+    @Test(
+        "truncated, flipped, older-format and empty files are misses and are removed",
+        arguments: ["truncate", "flip-body", "flip-metadata", "older-format", "empty", "garbage"], readPaths)
+    func tornEntries(damage: String, inlineReadLimit: Int) async throws {
         try await withTemporaryDirectory { directory in
             let key = CacheKey("GET https://example.com/torn")
-            let cache = try DiskCache(directory: directory)
+            let cache = try DiskCache(directory: directory, options: .init(inlineReadLimit: inlineReadLimit))
             try await cache.store(sampleResponse("hello world", bytes: 4_000), for: key)
             let path = directory + "/" + key.digest
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

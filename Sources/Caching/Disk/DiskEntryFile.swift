@@ -1,27 +1,28 @@
-internal import CZlib
+internal import CChecksum
 internal import FoundationEssentials
 internal import HTTPTypes
 
-/// The file format of one disk entry, version 1 (little-endian):
+/// The file format of one disk entry, version 2 (little-endian):
 ///
 /// ```
 /// 0   "CRCH"               magic
-/// 4   u16 version          1
+/// 4   u16 version          2
 /// 6   u16 reserved         0
 /// 8   u32 metadata length
-/// 12  u32 CRC-32 of the metadata
+/// 12  u32 CRC-32C of the metadata
 /// 16  u64 body length
-/// 24  u32 CRC-32 of the body
+/// 24  u32 CRC-32C of the body
 /// 28  u32 reserved         0
 /// 32  metadata: key, status, times, expiry, variant, header fields
 /// ..  body
 /// ```
 ///
 /// A reader checks magic, version, the lengths against the file's size, both checksums and the
-/// full key; any mismatch makes the file a miss (and the cache removes it).
+/// full key; any mismatch makes the file a miss (and the cache removes it). Version 1 used
+/// zlib's CRC-32; its files are read as another version, so a miss.
 enum DiskEntryFile {
     static let magic: [UInt8] = Array("CRCH".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let prefixLength = 32
 
     /// Why a file could not be read as an entry.
@@ -131,15 +132,9 @@ enum DiskEntryFile {
 
     static func crc(_ bytes: [UInt8]) -> UInt32 { bytes.withUnsafeBytes { crc($0) } }
 
+    /// CRC-32C: the CPU's CRC instruction where there is one.
     static func crc(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var value = crc32(0, nil, 0)
-        var offset = 0
-        while offset < bytes.count {
-            let length = min(bytes.count - offset, 1 << 30)
-            value = crc32(value, bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self), uInt(length))
-            offset += length
-        }
-        return UInt32(truncatingIfNeeded: value)
+        courier_crc32c(0, bytes.baseAddress, bytes.count)
     }
 }
 
