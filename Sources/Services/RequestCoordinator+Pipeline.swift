@@ -128,7 +128,7 @@ extension RequestCoordinator {
         let logger = plan.logger, stub = plan.stub
         if case .unique = key, plan.coalescing != .rejectDuplicates {
             // Nobody can join: no flight on the actor.
-            let result = await solo.run(id: id) {
+            let result = await solo.run(id: id, transportExecutor: transport.taskExecutor) {
                 await self.transferWithRetries(
                     request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
             }

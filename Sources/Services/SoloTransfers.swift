@@ -9,22 +9,41 @@ final class SoloTransfers: Sendable {
 
     private struct State {
         var isShutDown = false
-        var tasks: [UInt64: Task<Result<TransportResponse, ServiceError>, Never>] = [:]
+        var cancelsInFlight = false
+        /// In flight, by load id; `nil` while the load's task is being created.
+        var tasks: [UInt64: Task<Result<TransportResponse, ServiceError>, Never>?] = [:]
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
 
     /// Runs `work` in its own task and waits for it; cancelling the caller cancels it. Fails
-    /// with `shutDown` once the coordinator is shut down.
-    func run(id: UInt64, _ work: @escaping Work) async -> Result<TransportResponse, ServiceError> {
-        let task: Task<Result<TransportResponse, ServiceError>, Never>? = state.withLock { state in
-            guard !state.isShutDown else { return nil }
-            let task = Task { await work() }
-            state.tasks[id] = task
-            return task
+    /// with `shutDown` once the coordinator is shut down. When the caller prefers the
+    /// transport's executor, so does the task.
+    ///
+    /// The task starts immediately on the caller's thread and runs until its transfer
+    /// suspends, so starting a load wakes no other thread.
+    func run(id: UInt64, transportExecutor: (any TaskExecutor)?, _ work: @escaping Work) async
+        -> Result<TransportResponse, ServiceError>
+    {
+        let admitted = state.withLock { state in
+            guard !state.isShutDown else { return false }
+            state.tasks[id] = .some(nil)
+            return true
         }
-        guard let task else { return .failure(ServiceError(.shutDown, "The coordinator was shut down.")) }
+        guard admitted else { return .failure(ServiceError(.shutDown, "The coordinator was shut down.")) }
+        var preferred: (any TaskExecutor)?
+        if let transportExecutor,
+            withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor }) == transportExecutor.asUnownedTaskExecutor()
+        {
+            preferred = transportExecutor
+        }
+        let task = Task.immediate(executorPreference: preferred) { await work() }
+        let cancelNow = state.withLock { state in
+            state.tasks[id] = task
+            return state.cancelsInFlight
+        }
+        if cancelNow { task.cancel() }  // shutdown came while the task was being created
         let result = await withTaskCancellationHandler {
             await task.value
         } onCancel: {
@@ -44,7 +63,8 @@ final class SoloTransfers: Sendable {
     func shutDown(cancelling: Bool) {
         let tasks = state.withLock { state in
             state.isShutDown = true
-            return Array(state.tasks.values)
+            if cancelling { state.cancelsInFlight = true }
+            return state.tasks.values.compactMap { $0 }
         }
         if cancelling { for task in tasks { task.cancel() } }
     }

@@ -10,9 +10,18 @@ public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the complete, decoded response.
     func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> TransportResponse
+
+    /// The executor on which this transport completes its transfers, when it offers one.
+    /// A task that prefers it (`withTaskExecutorPreference(transport.taskExecutor) { … }`)
+    /// resumes on the thread that completed its transfer, without waiting for another thread
+    /// to wake. `nil` (the default) for transports without such a thread.
+    var taskExecutor: (any TaskExecutor)? { get }
 }
 
 extension HTTPTransport {
+    /// No executor of its own.
+    public var taskExecutor: (any TaskExecutor)? { nil }
+
     /// Sends one request with default options.
     public func send(_ request: HTTPRequest, body: RequestBody? = nil) async throws -> TransportResponse {
         try await send(request, body: body, options: TransferOptions())

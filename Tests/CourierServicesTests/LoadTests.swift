@@ -165,6 +165,32 @@ struct LoadTests {
         }
     }
 
+    @Test("a load from a task that prefers the transport's executor keeps the preference")
+    func loopExecutor() async throws {
+        let server = try await TestServer.start()
+        var configuration = CurlTransport.Configuration()
+        configuration.threadName = "courier-ldexec"
+        let transport = CurlTransport(configuration: configuration)
+        var coordinatorConfiguration = RequestCoordinator.Configuration()
+        coordinatorConfiguration.coalescesDuplicateLoads = false
+        let coordinator = RequestCoordinator(transport: transport, configuration: coordinatorConfiguration)
+        let threads = try await withTaskExecutorPreference(transport.taskExecutor) {
+            var names: Set<String> = []
+            for _ in 0..<20 {
+                let item = try await Text<Item>(base: server.baseURL).load(using: coordinator)
+                #expect(item.id == 7)
+                let name = try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                names.insert(name.trimmingCharacters(in: .newlines))
+            }
+            return names
+        }
+        #expect(threads == ["courier-ldexec"])
+        #expect(MockTransport().taskExecutor == nil)
+        await coordinator.shutdown()
+        await transport.shutdown()
+        await server.stop()
+    }
+
     @Test("shutdown drains, then refuses new loads with shutDown")
     func shutdown() async throws {
         let mock = MockTransport()

@@ -45,6 +45,20 @@ import Testing
         _ = try await transport.download(request, to: directory.file("file.bin"), options: downloadOptions)
         await printer.value
 
+        // The loop thread as a task executor.
+        let sizes = try await withTaskExecutorPreference(transport.taskExecutor) {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for id in 1...100 {
+                    group.addTask {
+                        let request = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: "/bytes?n=\(id)")
+                        return try await transport.send(request).body.count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+        #expect(sizes == 5_050)
+
         await transport.shutdown()
         await server.stop()
     }

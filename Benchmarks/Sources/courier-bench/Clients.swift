@@ -9,7 +9,9 @@ import Glibc
 /// time and peak memory are its own.
 enum Client: String, CaseIterable, Sendable {
     case courier = "Courier load()"
+    case courierOnLoop = "Courier load(), loop executor"
     case transport = "Courier CurlTransport"
+    case transportOnLoop = "Courier CurlTransport, loop executor"
     case raw = "raw libcurl multi (C)"
     case asyncHTTPClient = "async-http-client"
     case urlSession = "URLSession"
@@ -17,12 +19,20 @@ enum Client: String, CaseIterable, Sendable {
     var flag: String {
         switch self {
         case .courier: "courier"
+        case .courierOnLoop: "courier-loop"
         case .transport: "transport"
+        case .transportOnLoop: "transport-loop"
         case .raw: "raw"
         case .asyncHTTPClient: "ahc"
         case .urlSession: "urlsession"
         }
     }
+
+    /// One of ours (compared with async-http-client too).
+    var isCourier: Bool { [.courier, .courierOnLoop, .transport, .transportOnLoop].contains(self) }
+
+    /// Whether the client's tasks prefer the transport's loop thread as their executor.
+    var prefersLoopExecutor: Bool { self == .courierOnLoop || self == .transportOnLoop }
 
     init?(flag: String) {
         guard let client = Client.allCases.first(where: { $0.flag == flag }) else { return nil }
@@ -67,24 +77,30 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
     let work: (Int) async throws -> (Int, Int)
     var cleanup: () async throws -> Void = {}
     switch client {
-    case .courier:
+    case .courier, .courierOnLoop:
         let transport = CurlTransport()
         var configuration = RequestCoordinator.Configuration()
         configuration.coalescesDuplicateLoads = false
         configuration.retryPolicy = .none
         let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
         let resource = BytesResource(url: url)
+        let executor = client.prefersLoopExecutor ? transport.taskExecutor : nil
         work = { count in
-            try await concurrently(count, concurrency) { _ in try await resource.load(using: coordinator).count }
+            try await withTaskExecutorPreference(executor) {
+                try await concurrently(count, concurrency) { _ in try await resource.load(using: coordinator).count }
+            }
         }
         cleanup = { await transport.shutdown() }
-    case .transport:
+    case .transport, .transportOnLoop:
         let transport = CurlTransport()
         let parts = BytesResource(url: url).endpoint
         let authority = parts.baseURL.replacingOccurrences(of: "http://", with: "")
         let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: parts.path)
+        let executor = client.prefersLoopExecutor ? transport.taskExecutor : nil
         work = { count in
-            try await concurrently(count, concurrency) { _ in try await transport.send(request).body.count }
+            try await withTaskExecutorPreference(executor) {
+                try await concurrently(count, concurrency) { _ in try await transport.send(request).body.count }
+            }
         }
         cleanup = { await transport.shutdown() }
     case .raw:

@@ -24,7 +24,7 @@ func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
                 let ahc = results[.asyncHTTPClient].map { rate($0) }
                 for client in Client.allCases where client != .raw {
                     var notes: [String: Double] = [:]
-                    if client == .courier || client == .transport, let ahc, let mine = results[client] {
+                    if client.isCourier, let ahc, let mine = results[client] {
                         notes["x vs AHC"] = median(rate(mine)) / median(ahc)
                     }
                     _ = figure(for: client, results, scenario: scenario, report: report, reference: raw, notes: notes)

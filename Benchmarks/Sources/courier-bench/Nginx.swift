@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// nginx on 127.0.0.1 with a generated configuration in a temporary folder, serving the
 /// payloads as they are (`/identity/...`) and pre-compressed (`/gz/...`, `gzip_static`, so the
@@ -12,6 +13,7 @@ final class Nginx {
     private let process: Process
 
     var base: String { "http://127.0.0.1:\(port)" }
+    var processIdentifier: Int32 { process.processIdentifier }
 
     private init(port: Int, prefix: String, version: String, process: Process) {
         self.port = port
@@ -93,6 +95,23 @@ final class Nginx {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: prefix)
+    }
+}
+
+/// The nginx master's pid, for the signal handlers (atomics are async-signal-safe).
+private let serverToStop = Atomic<Int32>(0)
+
+/// Interrupted, terminated or cut off (a closed pipe), the benchmark stops its nginx first
+/// rather than leave it running.
+func stopsServerOnSignals(_ nginx: Nginx?) {
+    guard let nginx else { return }
+    serverToStop.store(nginx.processIdentifier, ordering: .relaxed)
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
+        Glibc.signal(signal) { received in
+            let pid = serverToStop.load(ordering: .relaxed)
+            if pid > 0 { kill(pid, SIGTERM) }
+            _exit(128 + received)
+        }
     }
 }
 

@@ -6,8 +6,14 @@
 // cannot be had, only parse and cache run), each client in a child process of its own.
 import Courier
 import Foundation
+import Glibc
+import Synchronization
 
 let arguments = CommandLine.arguments
+if arguments.contains("--help") || arguments.contains("-h") {
+    print("usage: courier-bench [--quick] [--filter e2e,parse,cache,coalescing] [--output bench-results.json]")
+    exit(0)
+}
 if let index = arguments.firstIndex(of: "--child") {
     // Child mode: --child CLIENT URL CONCURRENCY REQUESTS gzip|identity
     let rest = Array(arguments[(index + 1)...])
@@ -33,6 +39,7 @@ func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 let report = Report()
 let nginx = selected("e2e") || selected("coalescing") ? try Nginx.start() : nil
+stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 do {
     if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }

@@ -10,7 +10,11 @@ internal import Glibc
 /// `running` and `idleHandles` are touched only on the loop thread. Other threads reach
 /// the loop only through `inbox` (a `Mutex`) followed by `curl_multi_wakeup`, which libcurl
 /// documents as callable from any thread.
-final class CurlEventLoop: @unchecked Sendable {
+///
+/// The loop is also a `TaskExecutor`: jobs of tasks that prefer it are queued in the inbox
+/// and run on the loop thread between two rounds of curl work. A transfer that completes
+/// then resumes its task on the thread that completed it, with no thread to wake.
+final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     struct Limits: Sendable {
         var connectionsPerHost: Int
         var connections: Int
@@ -29,6 +33,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private struct Inbox {
         var commands: [Command] = []
+        var jobs: [UnownedJob] = []
         var polling = false
         var phase = Phase.running
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
@@ -115,6 +120,19 @@ final class CurlEventLoop: @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
+    /// Queues a job of a task that prefers this executor; once the loop has stopped, jobs go
+    /// to the global concurrent executor instead.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let (queued, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard inbox.phase != .stopped else { return (false, false) }
+            inbox.jobs.append(job)
+            return (true, inbox.polling)
+        }
+        if wake { curl_multi_wakeup(multi) }
+        if !queued { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
     private func submit(_ command: Command) -> Bool {
         let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             switch (inbox.phase, command) {
@@ -134,7 +152,13 @@ final class CurlEventLoop: @unchecked Sendable {
         courier_set_thread_name(threadName)
         var stillRunning: Int32 = 0
         var draining = false
+        let executor = asUnownedTaskExecutor()
+        var jobs: [UnownedJob] = []
         while true {
+            // Jobs first: tasks resumed by the last round usually start their next transfer.
+            inbox.withLock { swap(&jobs, &$0.jobs) }
+            for job in jobs { job.runSynchronously(on: executor) }
+            jobs.removeAll(keepingCapacity: true)
             let commands = inbox.withLock { inbox -> [Command] in
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
                 return inbox.commands
@@ -164,7 +188,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if draining && running.isEmpty { break }
 
             let sleeps = inbox.withLock { inbox -> Bool in
-                guard inbox.commands.isEmpty else { return false }
+                guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
                 inbox.polling = true
                 return true
             }
@@ -242,7 +266,7 @@ final class CurlEventLoop: @unchecked Sendable {
         for easy in idleHandles { curl_easy_cleanup(easy) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
-        let waiters = inbox.withLock { inbox -> [CheckedContinuation<Void, Never>] in
+        let (waiters, jobs) = inbox.withLock { inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob]) in
             inbox.phase = .stopped
             // Anything queued after the shutdown command belongs to transfers that must fail.
             for command in inbox.commands {
@@ -251,9 +275,14 @@ final class CurlEventLoop: @unchecked Sendable {
                 }
             }
             inbox.commands.removeAll()
-            defer { inbox.shutdownWaiters.removeAll() }
-            return inbox.shutdownWaiters
+            defer {
+                inbox.shutdownWaiters.removeAll()
+                inbox.jobs.removeAll()
+            }
+            return (inbox.shutdownWaiters, inbox.jobs)
         }
+        // Tasks that still prefer this executor carry on on the global one.
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for waiter in waiters { waiter.resume() }
     }
 }
