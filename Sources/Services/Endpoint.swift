@@ -75,16 +75,18 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         guard let schemeEnd = Self.schemeSeparator(in: baseURL) else {
             throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
         }
-        let scheme = baseURL[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else {
-            throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
+        let scheme: String
+        switch Self.asciiLowercased(baseURL.utf8[..<schemeEnd.lowerBound]) {
+        case Array("http".utf8): scheme = "http"
+        case Array("https".utf8): scheme = "https"
+        default: throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
         }
         let rest = baseURL[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
         let authority = String(rest[..<authorityEnd])
         guard !authority.isEmpty else { throw ServiceError(.invalidRequest, "The base URL has no host.") }
         var basePath = String(rest[authorityEnd...])
-        if basePath.contains("?") || basePath.contains("#") {
+        if basePath.utf8.contains(UInt8(ascii: "?")) || basePath.utf8.contains(UInt8(ascii: "#")) {
             throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
         }
         while basePath.hasSuffix("/") { basePath.removeLast() }
@@ -96,6 +98,10 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         var target = Self.encodePath(fullPath)
         if !queryItems.isEmpty { target += "?" + Self.query(queryItems) }
         return (scheme, authority, target)
+    }
+
+    private static func asciiLowercased(_ bytes: Substring.UTF8View) -> [UInt8] {
+        bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
     }
 
     /// The range of the first "://" (found on the UTF-8 view: a generic substring search costs
@@ -129,10 +135,20 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Encodes what cannot appear in a path; keeps `/`, existing `%XX` escapes and sub-delims.
     static func encodePath(_ path: String) -> String {
-        percentEncode(path, keeping: { unreserved($0) || pathExtras.contains($0) })
+        percentEncode(path, keeping: { unreserved($0) || pathExtra($0) })
     }
 
-    private static let pathExtras: Set<UInt8> = Set("/%!$&'()*+,;=:@".utf8)
+    /// `/%!$&'()*+,;=:@`: allowed in a path besides the unreserved characters.
+    @inline(__always)
+    private static func pathExtra(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "/"), UInt8(ascii: "%"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            true
+        default: false
+        }
+    }
 
     @inline(__always)
     static func unreserved(_ byte: UInt8) -> Bool {
@@ -146,14 +162,17 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func percentEncode(_ text: String, keeping keep: (UInt8) -> Bool) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
+        if text.utf8.allSatisfy(keep) { return text }  // the usual case: nothing to encode
+        let hex: StaticString = "0123456789ABCDEF"
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             if keep(byte) {
                 out.append(byte)
             } else {
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                out.append(UInt8(ascii: "%"))
+                out.append(hex.utf8Start[Int(byte >> 4)])
+                out.append(hex.utf8Start[Int(byte & 0xF)])
             }
         }
         return String(decoding: out, as: UTF8.self)

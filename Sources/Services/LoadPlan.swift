@@ -39,18 +39,22 @@ struct LoadPlan: Sendable {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
         }
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
-        request = HTTPRequest(method: resource.method, scheme: "http", authority: "invalid", path: "/")
         do {
             let environment = backend.map { configuration.environments[$0.id] ?? configuration.environment }
             let parts = try endpoint.resolved(in: environment ?? configuration.environment).components()
             var fields = backend?.headers ?? [:]
-            for name in Set(resource.headers.map(\.name)) { fields[values: name] = [] }
-            fields.append(contentsOf: resource.headers)
+            let own = resource.headers
+            if !own.isEmpty {
+                for name in Set(own.map(\.name)) { fields[values: name] = [] }
+                fields.append(contentsOf: own)
+            }
             request = HTTPRequest(
                 method: resource.method, scheme: parts.scheme, authority: parts.authority, path: parts.path,
                 headerFields: fields)
             body = try resource.body
         } catch {
+            // Never sent: the load reports `buildError` once it began.
+            request = HTTPRequest(method: resource.method, scheme: "http", authority: "invalid", path: "/")
             buildError = Self.buildFailure(error)
         }
     }

@@ -1,5 +1,9 @@
 internal import HTTPTypes
 
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
 /// Builds the final response head from the header lines curl hands over, and rejects what
 /// curl lets through: bare CR or NUL in a line, obsolete line folding, conflicting
 /// `Content-Length` values, more than one `Location`, and blocks over a size limit.
@@ -34,8 +38,10 @@ struct ResponseHeadParser {
         var line = raw[...]
         if line.last == UInt8(ascii: "\n") { line = line.dropLast() }
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        if line.contains(0) { throw malformed("A response header line contains a NUL byte.") }
-        if line.contains(UInt8(ascii: "\r")) { throw malformed("A response header line contains a bare CR.") }
+        if let start = line.base.baseAddress.map({ $0 + line.startIndex }), !line.isEmpty {
+            if memchr(start, 0, line.count) != nil { throw malformed("A response header line contains a NUL byte.") }
+            if memchr(start, 0x0D, line.count) != nil { throw malformed("A response header line contains a bare CR.") }
+        }
 
         if line.isEmpty {
             guard let status else { throw malformed("The response has no status line.") }
@@ -51,7 +57,7 @@ struct ResponseHeadParser {
             throw malformed("The response uses obsolete header line folding.")
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
-            let name = HTTPField.Name(String(decoding: line[..<colon], as: UTF8.self))
+            let name = Self.commonName(line[..<colon]) ?? HTTPField.Name(String(decoding: line[..<colon], as: UTF8.self))
         else { throw malformed("A response header line has no valid field name.") }
         var value = line[(colon + 1)...]
         while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
@@ -106,6 +112,34 @@ struct ResponseHeadParser {
     }
 
     private static let httpPrefix = Array("HTTP/".utf8)
+
+    /// Field names most responses carry, by length, each as sent in its usual spelling and in
+    /// lowercase (HTTP/2). A name matching one byte for byte needs no validation or lowercasing.
+    private static let commonNames: [[(bytes: [UInt8], name: HTTPField.Name)]] = {
+        let names: [HTTPField.Name] = [
+            .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
+            .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
+        ]
+        var table = [[(bytes: [UInt8], name: HTTPField.Name)]](repeating: [], count: 32)
+        for name in names {
+            for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
+                let bytes = Array(spelling.rawName.utf8)
+                if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
+                    table[bytes.count].append((bytes, spelling))
+                }
+            }
+        }
+        return table
+    }()
+
+    private static func commonName(_ raw: Slice<UnsafeRawBufferPointer>) -> HTTPField.Name? {
+        guard raw.count < commonNames.count, let base = raw.base.baseAddress else { return nil }
+        for candidate in commonNames[raw.count]
+        where candidate.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, base + raw.startIndex, raw.count) == 0 }) {
+            return candidate.name
+        }
+        return nil
+    }
 
     private func malformed(_ message: String) -> ServiceError {
         ServiceError(.malformedResponse, message)
