@@ -105,8 +105,7 @@ public actor DiskCache: CacheStore {
             throw error
         }
         guard Int(info.st_size) <= options.inlineReadLimit else {
-            close(descriptor)
-            return try await queuedEntry(for: key)
+            return await readOnQueue(descriptor, info, key: key, path: path)
         }
         let outcome = readEntry(descriptor, info, key: key)
         close(descriptor)
@@ -118,18 +117,9 @@ public actor DiskCache: CacheStore {
         return nil
     }
 
-    /// `entry(for:)` for large files: the same steps, on the cache's queue.
-    private func queuedEntry(for key: CacheKey) throws -> CachedResponse? {
-        let path = path(for: key.digest)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno != ENOENT { throw fileError("open", path) }
-            forget(key.digest)
-            return nil
-        }
+    /// Large entries: read on the cache's queue, which also records the hit in the index.
+    private func readOnQueue(_ descriptor: Int32, _ info: stat, key: CacheKey, path: String) -> CachedResponse? {
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw fileError("stat", path) }
         switch readEntry(descriptor, info, key: key) {
         case .hit(let response):
             loadIndexIfNeeded()
