@@ -141,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CourierCachingTests",
-            dependencies: ["CourierCaching", "CChecksum", "courier-cache-writer"],
+            dependencies: ["CourierCaching", "CChecksum", "CourierTestServer", "courier-cache-writer"],
             path: "Tests/CourierCachingTests",
             swiftSettings: swiftSettings
         ),
@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CourierJSONTests",
-            dependencies: ["CourierJSON"],
+            dependencies: ["CourierJSON", "CourierTestServer"],
             path: "Tests/CourierJSONTests",
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import CourierCaching
+import CourierTestServer
 import Foundation
 import Testing
 
@@ -67,7 +68,7 @@ struct MemoryCacheTests {
 
     @Test("matches a reference model under a long random sequence of operations")
     func randomOperationsMatchAReferenceModel() {
-        var generator = SplitMix(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         var cache = MemoryCache<Int, Int>(limits: .init(totalCost: 200, count: 16, largestEntryFraction: 0.25))
         var model: [(key: Int, value: Int, cost: Int)] = []  // most recent first
         for _ in 0..<20_000 {
@@ -96,18 +97,5 @@ struct MemoryCacheTests {
         }
         #expect(cache.keysByRecency == model.map(\.key))
         #expect(cache.totalCost == model.reduce(0) { $0 + $1.cost })
-    }
-}
-
-/// A small deterministic generator for reproducible random tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import CourierJSON
+import CourierTestServer
 import Foundation
 import Testing
 
@@ -118,21 +119,4 @@ enum Outcome<T: Equatable>: CustomStringConvertible {
         case .otherError(let text): "error \(text)"
         }
     }
-}
-
-/// SplitMix64: a small, seeded generator, so every run checks the same documents.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 }

@@ -1,4 +1,5 @@
 import CourierJSON
+import CourierTestServer
 import Foundation
 import Testing
 

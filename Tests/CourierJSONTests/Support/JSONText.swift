@@ -1,3 +1,4 @@
+import CourierTestServer
 import Foundation
 
 /// A JSON document being generated, rendered with random (valid) spelling: whitespace, escapes

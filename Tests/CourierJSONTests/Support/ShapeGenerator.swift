@@ -1,3 +1,4 @@
+import CourierTestServer
 import Foundation
 
 /// Random model shapes, and random documents for them: mostly valid, with a few of the
