@@ -94,12 +94,9 @@ public final class CurlTransport: HTTPTransport {
         var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
         response.metrics.redirectCount = redirects
         if options.decompressesResponses {
-            let encoding = try ContentEncoding(headers: hop.head.headerFields)
-            if encoding != .identity {
-                let inflater = Inflater(encoding: encoding)
-                response.body = try hop.body.withUnsafeBytes { bytes in
-                    try inflater.inflateAll(bytes, limit: options.maximumBodySize)
-                }
+            let codings = try ContentCodings(headers: hop.head.headerFields)
+            if !codings.isIdentity {
+                response.body = try codings.decode(hop.body, limit: options.maximumBodySize)
                 response.head.headerFields[.contentEncoding] = nil
                 response.head.headerFields[.contentLength] = nil
             }
@@ -119,15 +116,15 @@ public final class CurlTransport: HTTPTransport {
             throw ServiceError(.malformedResponse, "The transfer ended without a body stream.")
         }
         var head = hop.head
-        var encoding = ContentEncoding.identity
+        var codings = ContentCodings.identity
         if options.decompressesResponses {
             do {
-                encoding = try ContentEncoding(headers: head.headerFields)
+                codings = try ContentCodings(headers: head.headerFields)
             } catch {
                 channel.close()
                 throw error
             }
-            if encoding != .identity {
+            if !codings.isIdentity {
                 head.headerFields[.contentEncoding] = nil
                 head.headerFields[.contentLength] = nil
             }
@@ -135,7 +132,7 @@ public final class CurlTransport: HTTPTransport {
         return StreamedResponse(
             head: head, redirectCount: redirects,
             body: ResponseBodyStream(
-                channel: channel, encoding: encoding, limit: options.maximumBodySize,
+                channel: channel, codings: codings, limit: options.maximumBodySize,
                 onEnd: { options.progress?.finish() }))
     }
 

@@ -4,7 +4,13 @@ public struct TransferOptions: Sendable {
     public var connectTimeout: Duration? = .seconds(10)
     /// Time allowed for the whole transfer, redirects excluded. `nil` (no limit) by default.
     public var timeout: Duration?
-    /// Abort when the transfer is slower than this for this long. `nil` by default.
+    /// Longest time without a byte in either direction, once connected, before the transfer
+    /// fails with `timedOut`: a server that stalls before its head, after it or mid-body.
+    /// 60 seconds by default (as `URLSession`'s request timeout); whole seconds, rounded up;
+    /// `nil` removes the limit. A streamed body paused because its consumer lags is not idle.
+    public var idleTimeout: Duration? = .seconds(60)
+    /// Abort when the transfer is slower than this for this long. `nil` by default. When
+    /// set, it replaces ``idleTimeout`` (both use curl's one speed check).
     public var lowSpeedLimit: LowSpeedLimit?
     /// Which redirects to follow. ``RedirectPolicy/default`` by default.
     public var redirects: RedirectPolicy = .default

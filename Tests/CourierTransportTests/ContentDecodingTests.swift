@@ -111,3 +111,37 @@ import Testing
         #expect(throws: ServiceError.self) { try inflater.finish() }
     }
 }
+
+/// Stacked codings (RFC 9110, 8.4: listed in the order applied) are undone in reverse order.
+@Suite struct StackedContentCodingTests {
+    @Test(arguments: ["gzip,gzip", "deflate,gzip", "gzip,deflate", "gzip,gzip,gzip,gzip,gzip"], [0, 5_000, 400_000])
+    func stackedCodingsDecodeInReverseOrder(codings: String, size: Int) async throws {
+        try await withLoopback { server, transport in
+            let request = server.request("/stacked?codings=\(codings)&n=\(size)")
+            let response = try await transport.send(request)
+            #expect(Array(response.body) == Payloads.text(count: size))
+            #expect(response.head.headerFields[.contentEncoding] == nil)
+            let streamed = try await transport.stream(request).body.collect()
+            #expect(Array(streamed) == Payloads.text(count: size))
+        }
+    }
+
+    @Test func moreCodingsThanTheCapAreATypedError() async throws {
+        try await withLoopback { server, transport in
+            let request = server.request("/stacked?codings=gzip,gzip,gzip,gzip,gzip,gzip&n=100")
+            let error = await serviceError { _ = try await transport.send(request) }
+            #expect(error?.code == .unsupportedEncoding)
+            #expect(error?.isRetryable == false)
+        }
+    }
+
+    @Test func aBombInsideAStackIsCaughtAtEveryLayer() async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.maximumBodySize = 100_000
+            let request = server.request("/stacked?codings=gzip,gzip&n=1000000")
+            let error = await serviceError { _ = try await transport.send(request, body: nil, options: options) }
+            #expect(error?.code == .responseTooLarge)
+        }
+    }
+}

@@ -18,6 +18,7 @@ extension TestServer {
         if servicesRoute(request, out) { return }
         if cachingRoute(request, out) { return }
         if parityRoute(request, out) { return }
+        if faultRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

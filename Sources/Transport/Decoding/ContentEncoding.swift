@@ -1,6 +1,7 @@
+internal import FoundationEssentials
 internal import HTTPTypes
 
-/// The encodings Courier asks for and decodes itself.
+/// One content coding Courier asks for and decodes itself.
 enum ContentEncoding: Sendable, Equatable {
     case identity
     case gzip
@@ -8,21 +9,94 @@ enum ContentEncoding: Sendable, Equatable {
 
     /// The `Accept-Encoding` value Courier sends.
     static let acceptHeader = "gzip, deflate"
+}
 
-    /// Reads `Content-Encoding`; anything but one of ours is `unsupportedEncoding`.
+/// The codings of a response body, in the order the server applied them (RFC 9110, 8.4:
+/// `Content-Encoding: deflate, gzip` was deflated, then gzipped). Decoding undoes them from
+/// the last to the first.
+struct ContentCodings: Sendable, Equatable {
+    /// At most this many codings are decoded (curl's limit too); more is `unsupportedEncoding`.
+    static let maximumCount = 5
+
+    /// The codings other than `identity`, in the order applied.
+    let applied: [ContentEncoding]
+
+    static let identity = ContentCodings(applied: [])
+
+    private init(applied: [ContentEncoding]) { self.applied = applied }
+
+    /// Reads `Content-Encoding`; a coding other than gzip and deflate, or more than
+    /// ``maximumCount`` of them, is `unsupportedEncoding`.
     init(headers: HTTPFields) throws(ServiceError) {
-        let values = headers[values: .contentEncoding]
-            .flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingASCIIWhitespace().lowercased() }
-            .filter { !$0.isEmpty && $0 != "identity" }
-        switch values {
-        case []: self = .identity
-        case ["gzip"], ["x-gzip"]: self = .gzip
-        case ["deflate"]: self = .deflate
-        default:
+        var applied: [ContentEncoding] = []
+        for field in headers[values: .contentEncoding] {
+            for element in field.split(separator: ",") {
+                let name = element.trimmingASCIIWhitespace().lowercased()
+                switch name {
+                case "", "identity": continue
+                case "gzip", "x-gzip": applied.append(.gzip)
+                case "deflate": applied.append(.deflate)
+                default:
+                    throw ServiceError(
+                        .unsupportedEncoding,
+                        "The server answered with Content-Encoding '\(name.prefix(32))', which was not requested.")
+                }
+            }
+        }
+        guard applied.count <= Self.maximumCount else {
             throw ServiceError(
                 .unsupportedEncoding,
-                "The server answered with Content-Encoding '\(values.joined(separator: ", ").prefix(64))', which was not requested.")
+                "The server applied \(applied.count) content codings; at most \(Self.maximumCount) are decoded.")
+        }
+        self.applied = applied
+    }
+
+    var isIdentity: Bool { applied.isEmpty }
+
+    /// Decodes a whole body, one coding at a time, each result bounded by `limit`.
+    /// Throws only ``ServiceError``.
+    func decode(_ body: Data, limit: Int?) throws -> Data {
+        var decoded = body
+        for encoding in applied.reversed() {
+            let inflater = Inflater(encoding: encoding)
+            decoded = try decoded.withUnsafeBytes { bytes in try inflater.inflateAll(bytes, limit: limit) }
+        }
+        return decoded
+    }
+
+    /// A decoder for a body that arrives in chunks, or `nil` for identity.
+    func makeDecoder() -> ChunkDecoder? {
+        isIdentity ? nil : ChunkDecoder(inflaters: applied.reversed().map { Inflater(encoding: $0) })
+    }
+}
+
+/// Undoes a stack of codings chunk by chunk: each inflater's output feeds the next one.
+/// Not `Sendable`: used by one task at a time.
+final class ChunkDecoder {
+    private let inflaters: [Inflater]
+
+    init(inflaters: [Inflater]) { self.inflaters = inflaters }
+
+    /// Decodes `input`, handing each decoded piece to `output`. Every layer's output counts
+    /// against `limit`, so a bomb inside a stack is caught at the layer that expands it.
+    func decode(
+        _ input: UnsafeRawBufferPointer, limit: Int?, output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
+    ) throws(ServiceError) {
+        try feed(input, layer: 0, limit: limit, output: output)
+    }
+
+    /// Confirms that every layer's stream reached its end.
+    func finish() throws(ServiceError) {
+        for inflater in inflaters { try inflater.finish() }
+    }
+
+    private func feed(
+        _ input: UnsafeRawBufferPointer, layer: Int, limit: Int?,
+        output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
+    ) throws(ServiceError) {
+        guard layer < inflaters.count else { return try output(input) }
+        try inflaters[layer].inflate(input, limit: limit) { (piece) throws(ServiceError) in
+            try feed(piece, layer: layer + 1, limit: limit, output: output)
         }
     }
 }

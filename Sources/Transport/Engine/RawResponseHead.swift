@@ -50,6 +50,16 @@ struct RawResponseHead: Sendable {
         return false
     }
 
+    /// The first `Location` value, read from the stored lines (for error reports only).
+    var location: String? {
+        for line in lines.split(separator: UInt8(ascii: "\n")) {
+            let text = Substring(decoding: line.filter { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+            guard text.lowercased().hasPrefix("location:") else { continue }
+            return String(text.dropFirst("location:".count).trimmingASCIIWhitespace())
+        }
+        return nil
+    }
+
     /// The checked head, built from the stored lines.
     func response() throws(ServiceError) -> HTTPResponse {
         var parser = ResponseHeadParser(limit: Int.max)

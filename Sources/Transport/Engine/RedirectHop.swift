@@ -8,11 +8,8 @@ struct RedirectHop {
     func following(
         status: Int, to target: String, policy: RedirectPolicy, response: HTTPResponse
     ) throws(ServiceError) -> RedirectHop {
-        guard let url = AbsoluteURL(target) else {
-            throw ServiceError(.malformedResponse, "The redirect target is not a valid URL.", response: response)
-        }
-        guard url.scheme == "http" || url.scheme == "https" else {
-            throw ServiceError(.redirectRefused, "Refused a redirect to a \(url.scheme.prefix(16)) URL.", response: response)
+        guard let url = AbsoluteURL(target), url.scheme == "http" || url.scheme == "https" else {
+            throw Self.unfollowable(location: target, response: response)
         }
         if request.scheme == "https" && url.scheme == "http" {
             throw ServiceError(.redirectRefused, "Refused a redirect from https to http.", response: response)
@@ -36,6 +33,23 @@ struct RedirectHop {
             next.headerFields[.contentLength] = nil
         }
         return RedirectHop(request: next, body: nextBody)
+    }
+
+    /// The error for a redirect that cannot be followed: `redirectRefused` when the target
+    /// names another scheme (`file:`, `ftp:`, `javascript:` ...), `malformedResponse` when it
+    /// is not a URL at all.
+    static func unfollowable(location: String?, response: HTTPResponse?) -> ServiceError {
+        if let location, let colon = location.firstIndex(of: ":") {
+            let scheme = location[..<colon]
+            if let first = scheme.first, first.isASCII, first.isLetter,
+                scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+                scheme.lowercased() != "http", scheme.lowercased() != "https"
+            {
+                return ServiceError(
+                    .redirectRefused, "Refused a redirect to a \(scheme.prefix(16).lowercased()) URL.", response: response)
+            }
+        }
+        return ServiceError(.malformedResponse, "The redirect target is not a valid URL.", response: response)
     }
 }
 

@@ -60,7 +60,11 @@ extension Transfer {
         }
         if let lowSpeed = options.lowSpeedLimit {
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))
-            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, lowSpeed.duration.milliseconds / 1000)))
+            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, lowSpeed.duration.wholeSecondsRoundedUp))
+        } else if let idle = options.idleTimeout {
+            // Below 1 byte/s for the whole window means not one byte arrived or left in it.
+            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
+            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, idle.wholeSecondsRoundedUp))
         }
 
         // HTTP version.

@@ -175,7 +175,7 @@ final class Transfer: @unchecked Sendable {
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
-            outcome = .failure(CurlErrorMapping.error(for: code, detail: String(cString: errorBuffer)))
+            outcome = .failure(CurlErrorMapping.error(for: code, detail: String(cString: errorBuffer), stage: stage))
         } else if head.isComplete {
             let metrics = readMetrics()
             var redirect: String?
@@ -185,8 +185,8 @@ final class Transfer: @unchecked Sendable {
                     redirect = String(cString: pointer)
                 }
                 if redirect == nil {
-                    outcome = .failure(ServiceError(.malformedResponse, "The redirect's Location is not a valid URL."))
-                    deliver(outcome)
+                    // curl resolves only targets it may follow (http and https).
+                    deliver(.failure(RedirectHop.unfollowable(location: head.location, response: try? head.response())))
                     return
                 }
             }
@@ -200,6 +200,14 @@ final class Transfer: @unchecked Sendable {
             outcome = .failure(ServiceError(.connectionClosed, "The connection closed before a response arrived."))
         }
         deliver(outcome)
+    }
+
+    /// How far the transfer got, for telling whose fault a failure is.
+    private var stage: CurlErrorMapping.Stage {
+        if head.isComplete { return .receivingBody }
+        var requestBytes = 0
+        if let easy { _ = courier_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes) }
+        return requestBytes > 0 ? .awaitingHead : .sending
     }
 
     /// Fails the transfer without curl's involvement (cancelled, shut down, setup failed).
@@ -279,6 +287,9 @@ final class Transfer: @unchecked Sendable {
 }
 
 extension Duration {
+    /// Whole seconds, rounded up, at least 1 (curl's speed check counts in seconds).
+    var wholeSecondsRoundedUp: Int { (milliseconds + 999) / 1000 }
+
     /// Whole milliseconds, rounded up so that a tiny timeout never becomes "none" (0).
     var milliseconds: Int {
         let (seconds, attoseconds) = components

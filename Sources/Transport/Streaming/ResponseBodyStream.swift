@@ -8,7 +8,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     public typealias Element = Data
 
     let channel: BodyChannel
-    let encoding: ContentEncoding
+    let codings: ContentCodings
     let limit: Int?
     let onEnd: @Sendable () -> Void
 
@@ -17,7 +17,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     public var bufferedHighWaterMark: Int { channel.bufferedHighWaterMark }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(state: IteratorState(channel: channel, encoding: encoding, limit: limit, onEnd: onEnd))
+        Iterator(state: IteratorState(channel: channel, codings: codings, limit: limit, onEnd: onEnd))
     }
 
     /// Reads the chunks one by one.
@@ -47,15 +47,15 @@ extension ResponseBodyStream {
     /// Not `Sendable`: an iterator is used by one task at a time.
     final class IteratorState {
         private let channel: BodyChannel
-        private let inflater: Inflater?
+        private let decoder: ChunkDecoder?
         private let limit: Int?
         private let onEnd: @Sendable () -> Void
         private var done = false
         private var delivered = 0
 
-        init(channel: BodyChannel, encoding: ContentEncoding, limit: Int?, onEnd: @escaping @Sendable () -> Void) {
+        init(channel: BodyChannel, codings: ContentCodings, limit: Int?, onEnd: @escaping @Sendable () -> Void) {
             self.channel = channel
-            inflater = encoding == .identity ? nil : Inflater(encoding: encoding)
+            decoder = codings.makeDecoder()
             self.limit = limit
             self.onEnd = onEnd
         }
@@ -72,17 +72,17 @@ extension ResponseBodyStream {
             do {
                 while true {
                     guard let chunk = try await channel.next() else {
-                        try inflater?.finish()
+                        try decoder?.finish()
                         end()
                         return nil
                     }
-                    guard let inflater else {
+                    guard let decoder else {
                         delivered += chunk.count
                         return chunk
                     }
                     var output = Data()
                     try chunk.withUnsafeBytes { bytes in
-                        try inflater.inflate(bytes, limit: limit) { piece in
+                        try decoder.decode(bytes, limit: limit) { piece in
                             output.append(piece.baseAddress!.assumingMemoryBound(to: UInt8.self), count: piece.count)
                         }
                     }

@@ -1,0 +1,67 @@
+import CourierTestServer
+import CourierTransport
+import Foundation
+import Testing
+
+/// A server that stops sending, at any stage, ends the transfer with `timedOut` after the idle
+/// limit, with nothing else configured.
+@Suite struct IdleTimeoutTests {
+    @Test func theDefaultsLimitIdleTime() {
+        let options = TransferOptions()
+        #expect(options.idleTimeout == .seconds(60))
+        #expect(options.timeout == nil)
+    }
+
+    @Test(arguments: ["/stall-before-head", "/stall-after-head", "/stall"])
+    func aStallAtAnyStageTimesOut(route: String) async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.idleTimeout = .seconds(1)
+            let started = ContinuousClock.now
+            let error = await serviceError { _ = try await transport.send(server.request(route), body: nil, options: options) }
+            #expect(error?.code == .timedOut, "\(route): \(String(describing: error))")
+            #expect(error?.isRetryable == true)
+            #expect(ContinuousClock.now - started < .seconds(10))
+        }
+    }
+
+    @Test func aSlowButSteadyBodyIsNotIdle() async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.idleTimeout = .seconds(1)
+            // 8 pieces 300 ms apart: 2.4 s in all, never 1 s without a byte.
+            let response = try await transport.send(
+                server.request("/slow-body?chunks=8&delayMs=300"), body: nil, options: options)
+            #expect(response.body.count == 800)
+        }
+    }
+
+    @Test func aStreamWhoseConsumerLagsIsNotIdle() async throws {
+        try await withLoopback(configuration: { var c = CurlTransport.Configuration(); c.streamBufferSize = 16 << 10; return c }()) {
+            server, transport in
+            var options = TransferOptions()
+            options.idleTimeout = .seconds(1)
+            let streamed = try await transport.stream(
+                server.request("/stream?count=64&size=4096"), body: nil, options: options)
+            var total = 0
+            var iterator = streamed.body.makeAsyncIterator()
+            while let chunk = try await iterator.next() {
+                if total == 0 { try await Task.sleep(for: .milliseconds(2500)) }  // the transfer is paused meanwhile
+                total += chunk.count
+            }
+            #expect(total == 64 * 4096)
+        }
+    }
+
+    @Test func aLowSpeedLimitReplacesTheIdleLimit() async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.idleTimeout = nil
+            options.lowSpeedLimit = LowSpeedLimit(bytesPerSecond: 1_000, duration: .seconds(1))
+            let error = await serviceError {
+                _ = try await transport.send(server.request("/slow-body?chunks=8&delayMs=300"), body: nil, options: options)
+            }
+            #expect(error?.code == .timedOut)
+        }
+    }
+}

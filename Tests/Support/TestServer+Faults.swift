@@ -1,0 +1,50 @@
+import Foundation
+import NIOCore
+
+/// Routes for faults that name the party at fault: stalls at each stage, broken framing, giant
+/// header lines, stacked content codings and redirects to other schemes.
+///
+/// Stalls: `/stall-before-head` (nothing at all), `/stall-after-head` (a head promising a body,
+/// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
+/// `/giant-header-line?kb=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
+/// `/stacked?codings=gzip,gzip&n=` (applied in the order listed, as `Content-Encoding` lists
+/// them). Redirects: `/redirect-file`.
+extension TestServer {
+    func faultRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
+        switch request.path {
+        case "/stall-before-head":
+            break
+        case "/stall-after-head":
+            out.raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+        case "/garbage-status":
+            out.raw("HTTP/1.1 2x0 WHAT\r\nContent-Length: 2\r\n\r\nok")
+        case "/http09":
+            out.raw("hello from the nineties\n", thenClose: true)
+        case "/giant-header-line":
+            let value = String(repeating: "g", count: request.intQuery("kb", default: 200) << 10)
+            out.raw("HTTP/1.1 200 OK\r\nX-Giant: \(value)\r\nContent-Length: 2\r\n\r\nok")
+        case "/bad-chunk-size":
+            out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n")
+        case "/overflowing-chunk-size":
+            out.raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+                    + "FFFFFFFFFFFFFFFFFFFFFF\r\nworld\r\n0\r\n\r\n")
+        case "/stacked":
+            let codings = (request.query("codings") ?? "gzip").split(separator: ",").map(String.init)
+            var body = Payloads.text(count: request.intQuery("n", default: 4096))
+            for coding in codings {
+                switch coding {
+                case "gzip", "x-gzip": body = Compression.compress(body, format: .gzip)
+                case "deflate": body = Compression.compress(body, format: .zlib)
+                default: break
+                }
+            }
+            out.send(200, headers: [("Content-Encoding", codings.joined(separator: ", "))], body: body)
+        case "/redirect-file":
+            out.send(302, "Found", headers: [("Location", "file:///etc/passwd")])
+        default:
+            return false
+        }
+        return true
+    }
+}
