@@ -24,6 +24,7 @@ struct LoadPlan: Sendable {
         id = coordinator.events.makeRequestID()
         options = configuration.transferOptions
         if let timeout = resource.timeout { options.timeout = timeout }
+        if let idle = resource.idleTimeout { options.idleTimeout = idle }
         let endpoint = resource.endpoint
         let backend = endpoint.backend
         decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators

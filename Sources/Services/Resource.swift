@@ -30,6 +30,9 @@ public protocol Resource: Sendable {
     var acceptableStatus: Range<Int> { get }
     /// The total time allowed for each attempt (default: the coordinator's transfer options).
     var timeout: Duration? { get }
+    /// The longest time without a byte before an attempt fails with `timedOut` (default: the
+    /// coordinator's transfer options, 60 seconds unless configured otherwise).
+    var idleTimeout: Duration? { get }
     /// Decorators run after the coordinator's, in order (default none).
     var decorators: [any RequestDecorator] { get }
     /// Whether identical loads in flight share one transfer (default ``Coalescing/automatic``).
@@ -66,6 +69,7 @@ extension Resource {
     public var cachePolicy: CachePolicy { .networkOnly }
     public var acceptableStatus: Range<Int> { 200..<300 }
     public var timeout: Duration? { nil }
+    public var idleTimeout: Duration? { nil }
     public var decorators: [any RequestDecorator] { [] }
     public var coalescing: Coalescing { .automatic }
     public var retryPolicy: RetryPolicy? { nil }
