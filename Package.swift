@@ -126,9 +126,16 @@ let package = Package(
             path: "Examples/Fetch",
             swiftSettings: swiftSettings
         ),
+        // A child process the transport's memory test measures.
+        .executableTarget(
+            name: "courier-memory-probe",
+            dependencies: ["CourierTransport"],
+            path: "Tests/MemoryProbe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CourierTransportTests",
-            dependencies: ["CourierTransport", "CourierTestServer"],
+            dependencies: ["CourierTransport", "CourierTestServer", "courier-memory-probe"],
             path: "Tests/CourierTransportTests",
             swiftSettings: swiftSettings
         ),

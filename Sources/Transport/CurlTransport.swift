@@ -26,6 +26,10 @@ public final class CurlTransport: HTTPTransport {
         public var maximumIdleConnections = 0
         /// Bytes a streamed body may buffer before the transfer pauses. 256 KiB by default.
         public var streamBufferSize = 256 << 10
+        /// Bytes of released body buffers (32 KiB to 1 MiB each) kept for the next responses;
+        /// 0 keeps none. 16 MiB by default. Larger bodies always go straight back to the system,
+        /// and ``CurlTransport/shutdown(cancellingInFlight:)`` releases what is kept.
+        public var bodyBufferPoolSize = 16 << 20
         /// The loop thread's name, as profilers show it. "courier-curl" by default.
         public var threadName = "courier-curl"
 
@@ -37,13 +41,14 @@ public final class CurlTransport: HTTPTransport {
     public let configuration: Configuration
     let loop: CurlEventLoop
     /// Large body buffers, reused across responses.
-    let bodyBuffers = BodyBufferPool()
+    let bodyBuffers: BodyBufferPool
     private let backgroundLogger: Logger?
 
     /// Starts a transport and its loop thread.
     public init(configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil) {
         self.configuration = configuration
         self.backgroundLogger = backgroundLogger
+        bodyBuffers = BodyBufferPool(capacity: configuration.bodyBufferPoolSize)
         loop = CurlEventLoop(
             limits: .init(
                 connectionsPerHost: configuration.maximumConnectionsPerHost,
@@ -77,6 +82,7 @@ public final class CurlTransport: HTTPTransport {
     public func shutdown(cancellingInFlight: Bool = false) async {
         backgroundLogger?.debug("courier transport shutting down", metadata: ["sdk.cancel": "\(cancellingInFlight)"])
         await loop.shutdown(cancelInFlight: cancellingInFlight)
+        bodyBuffers.drain()
     }
 
     /// Sends a request and returns the whole response in memory, inflated.

@@ -1,4 +1,5 @@
 import CourierCaching
+import CourierTestServer
 import Foundation
 import Synchronization
 import Testing
@@ -236,10 +237,3 @@ final class EventLog: Sendable {
     var events: [CacheEvent] { storage.withLock { $0 } }
 }
 
-extension CommandLine {
-    /// The directory holding the test bundle and the package's executables.
-    static var testProductsDirectory: String {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
-        return URL(fileURLWithPath: executable).deletingLastPathComponent().path
-    }
-}

@@ -74,28 +74,25 @@ final class Inflater {
         try start(firstBytes: input)
         sawInput = true
         let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
-        var capacity = min(max(input.count * 4, 16 << 10), ceiling)
-        var buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        var (buffer, capacity) = LargeBuffer.allocate(min(max(input.count * 4, 16 << 10), ceiling))
         var used = 0
         do {
             try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
                 used += filled
                 if used == capacity {
-                    let grown = min(capacity * 2, ceiling)
-                    let bigger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-                    bigger.copyMemory(from: buffer, byteCount: used)
-                    buffer.deallocate()
-                    buffer = bigger
-                    capacity = grown
+                    (buffer, capacity) = LargeBuffer.grow(buffer, capacity: capacity, used: used, to: min(capacity * 2, ceiling))
                 }
                 return UnsafeMutableRawBufferPointer(start: buffer + used, count: capacity - used)
             }
             try finish()
         } catch {
-            buffer.deallocate()
+            LargeBuffer.deallocate(buffer, capacity: capacity)
             throw error
         }
-        return Data(bytesNoCopy: buffer, count: used, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        let size = capacity
+        return Data(bytesNoCopy: buffer, count: used, deallocator: .custom { pointer, _ in
+            LargeBuffer.deallocate(pointer, capacity: size)
+        })
     }
 
     /// Confirms that the stream reached its end.
