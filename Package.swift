@@ -48,9 +48,16 @@ let package = Package(
             path: "Sources/CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // What every layer shares and no C library: for now the lock every module uses.
+        .target(
+            name: "CourierCore",
+            path: "Sources/Core",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CourierTransport",
             dependencies: [
+                "CourierCore",
                 "CCurl",
                 "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -62,7 +69,7 @@ let package = Package(
         .target(
             name: "CourierCaching",
             dependencies: [
-                "CourierTransport", "CChecksum",
+                "CourierCore", "CourierTransport", "CChecksum",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Sources/Caching",
@@ -77,7 +84,7 @@ let package = Package(
         .target(
             name: "CourierServices",
             dependencies: [
-                "CourierTransport", "CourierCaching", "CourierJSON",
+                "CourierCore", "CourierTransport", "CourierCaching", "CourierJSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Services",
@@ -85,7 +92,7 @@ let package = Package(
         ),
         .target(
             name: "CourierTesting",
-            dependencies: ["CourierServices"],
+            dependencies: ["CourierCore", "CourierServices"],
             path: "Sources/Testing",
             swiftSettings: swiftSettings
         ),
@@ -106,7 +113,7 @@ let package = Package(
         .target(
             name: "CourierTestServer",
             dependencies: [
-                "CZlib", "CourierCaching",
+                "CZlib", "CourierCore", "CourierCaching",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

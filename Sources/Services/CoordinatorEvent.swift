@@ -1,5 +1,5 @@
+internal import CourierCore
 public import HTTPTypes
-internal import Synchronization
 
 /// Something a ``RequestCoordinator`` did, for metrics, tracing and tests.
 /// Events never carry credentials, bodies or query strings.
@@ -39,7 +39,7 @@ final class EventHub: Sendable {
         var nextRequestID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     func subscribe(bufferingNewest limit: Int) -> AsyncStream<CoordinatorEvent> {
         let (stream, continuation) = AsyncStream.makeStream(

@@ -1,6 +1,6 @@
+internal import CourierCore
 public import Dispatch
 public import Logging
-internal import Synchronization
 
 /// A load in progress, for code that is not async: register callbacks, cancel it.
 ///
@@ -30,7 +30,7 @@ public final class LoadHandle<Value: Sendable>: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let queue: DispatchQueue?
 
     init(queue: DispatchQueue?, operation: @escaping @Sendable () async throws -> Value) {

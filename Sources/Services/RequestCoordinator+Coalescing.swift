@@ -1,6 +1,6 @@
+internal import CourierCore
 internal import FoundationEssentials
 internal import HTTPTypes
-internal import Synchronization
 
 /// The identity of a transfer in flight.
 enum FlightKey: Hashable, Sendable {
@@ -47,7 +47,7 @@ final class Flight {
 /// Decoded values shared by the waiters of one transfer, one per resource type: the first
 /// waiter to ask decodes, the others await its result.
 final class SharedDecodes: Sendable {
-    private let values = Mutex<[ObjectIdentifier: Task<any Sendable, any Error>]>([:])
+    private let values = LockedValue<[ObjectIdentifier: Task<any Sendable, any Error>]>([:])
 
     func value<T: Sendable>(
         for type: (some Resource).Type, decode: @escaping @Sendable () throws -> T

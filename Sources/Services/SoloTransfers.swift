@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import CourierCore
 
 /// Transfers that no other load can join (coalescing off for the load): tracked under a lock
 /// rather than on the coordinator actor, so such a load never waits for the actor's
@@ -15,7 +15,7 @@ final class SoloTransfers: Sendable {
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Runs `work` in its own task and waits for it; cancelling the caller cancels it. Fails
     /// with `shutDown` once the coordinator is shut down. When the caller prefers the

@@ -1,5 +1,5 @@
+internal import CourierCore
 internal import Foundation
-internal import Synchronization
 
 /// A transport that sends through another one and records every exchange for a HAR 1.2 file.
 ///
@@ -23,7 +23,7 @@ public final class HARRecorder: HTTPTransport {
     private let transport: any HTTPTransport
     private let redactedHeaders: [HTTPField.Name]
     private let redactedQueryItems: Set<String>
-    private let entries = Mutex<[HAR.Entry]>([])
+    private let entries = LockedValue<[HAR.Entry]>([])
 
     /// Records what passes through `transport`, redacting `redactedHeaders` (the credential
     /// headers by default, plus any you add) and the values of `redactedQueryItems`.

@@ -1,5 +1,5 @@
+internal import CourierCore
 internal import Foundation
-internal import Synchronization
 
 /// A transport that answers from a HAR file: each request is matched by method, URL and body
 /// (headers are not compared, so recordings with redacted credentials still match). When one
@@ -27,7 +27,7 @@ public final class HARReplayTransport: HTTPTransport {
 
     private let recordings: [Recording]
     private let unmatched: Unmatched
-    private let served = Mutex<[Int: Int]>([:])
+    private let served = LockedValue<[Int: Int]>([:])
 
     /// Replays `document`.
     public init(_ document: HAR.Document, unmatched: Unmatched = .fail) {

@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import CourierCore
 
 /// A clock whose `sleep` returns at once, advancing its own time and recording each delay: give
 /// it to `RequestCoordinator.Configuration.clock` and retry tests run without waiting.
@@ -12,7 +12,7 @@ public final class ImmediateClock: Clock, Sendable {
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let state = Mutex<(now: Duration, sleeps: [Duration])>((.zero, []))
+    private let state = LockedValue<(now: Duration, sleeps: [Duration])>((.zero, []))
 
     /// Creates a clock at zero.
     public init() {}

@@ -1,6 +1,6 @@
+internal import CourierCore
 public import FoundationEssentials
 public import HTTPTypes
-internal import Synchronization
 
 /// An `HTTPTransport` that answers from routes you declare, records every request, and can
 /// hold responses until you release them, for deterministic tests without a network.
@@ -148,7 +148,7 @@ public final class MockTransport: HTTPTransport {
         var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Creates a transport with no routes.
     public init() {}
@@ -170,7 +170,7 @@ public final class MockTransport: HTTPTransport {
         latency: Duration? = nil, with replies: [Reply]
     ) {
         precondition(!replies.isEmpty, "MockTransport.respond(with:) needs at least one reply")
-        let next = Mutex(0)
+        let next = LockedValue(0)
         add(Route(method: method, path: path, query: query, headers: headers, latency: latency) { _, _ in
             replies[next.withLock { index in
                 defer { index += 1 }

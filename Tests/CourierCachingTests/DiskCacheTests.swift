@@ -1,7 +1,7 @@
+import CourierCore
 import CourierCaching
 import CourierTestServer
 import Foundation
-import Synchronization
 import Testing
 
 /// A fresh directory under the system's temporary directory, removed after `body`.
@@ -232,7 +232,7 @@ struct DiskCacheTests {
 
 /// Collects cache events from any thread.
 final class EventLog: Sendable {
-    private let storage = Mutex<[CacheEvent]>([])
+    private let storage = LockedValue<[CacheEvent]>([])
     func append(_ event: CacheEvent) { storage.withLock { $0.append(event) } }
     var events: [CacheEvent] { storage.withLock { $0 } }
 }

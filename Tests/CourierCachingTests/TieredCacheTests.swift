@@ -1,6 +1,6 @@
+import CourierCore
 import CourierCaching
 import Foundation
-import Synchronization
 import Testing
 
 @Suite("TieredCache")
@@ -70,8 +70,8 @@ struct FailingStore: CacheStore {
 
 /// A settable wall clock.
 final class WallClock: Sendable {
-    private let current: Mutex<Date>
-    init(_ start: Date) { current = Mutex(start) }
+    private let current: LockedValue<Date>
+    init(_ start: Date) { current = LockedValue(start) }
     var now: Date { current.withLock { $0 } }
     func advance(_ seconds: TimeInterval) { current.withLock { $0 += seconds } }
 }

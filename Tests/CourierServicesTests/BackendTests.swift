@@ -1,7 +1,6 @@
 import CourierServices
 import CourierTestServer
 import Foundation
-import Synchronization
 import Testing
 
 /// A backend whose environments are two loopback servers.

@@ -1,7 +1,7 @@
+import CourierCore
 import CourierServices
 import CourierTestServer
 import Foundation
-import Synchronization
 import Testing
 
 /// What `/cache` answers.
@@ -34,7 +34,7 @@ struct CachedResource: Resource {
 
 /// A settable wall clock for the coordinator and its cache.
 final class WallClock: Sendable {
-    private let current = Mutex(Date())
+    private let current = LockedValue(Date())
     var now: Date { current.withLock { $0 } }
     func advance(_ seconds: TimeInterval) { current.withLock { $0 += seconds } }
 }
@@ -466,7 +466,7 @@ struct StrictResource: Resource {
 
 /// Tokens whose refresh fails, as when the token server cannot be reached.
 final class OfflineTokens: TokenProvider {
-    private let count = Mutex(0)
+    private let count = LockedValue(0)
     var refreshes: Int { count.withLock { $0 } }
     func currentToken() async throws -> String { "first-token" }
     func refreshToken(replacing rejected: String) async throws -> String {

@@ -1,14 +1,14 @@
+import CourierCore
 import CourierServices
 import CourierTestServer
 import CourierTesting
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 /// Counts callback calls from any thread.
 final class Calls: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = LockedValue<[String]>([])
     func add(_ call: String) { storage.withLock { $0.append(call) } }
     var all: [String] { storage.withLock { $0 } }
 }
@@ -87,7 +87,7 @@ struct LoadHandleTests {
 
 /// Fired once from any thread (a callback); awaited by the test.
 final class Signal: Sendable {
-    private let state = Mutex<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let state = LockedValue<(fired: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     func fire() {
         let waiter = state.withLock { state in

@@ -1,8 +1,8 @@
+import CourierCore
 import CourierServices
 import CourierTestServer
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// Starts a loopback server, a transport and a coordinator for one test; stops them after.
@@ -56,7 +56,7 @@ final class RecordingClock: Clock, Sendable {
         static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
-    private let state = Mutex<(now: Swift.Duration, sleeps: [Swift.Duration])>((.zero, []))
+    private let state = LockedValue<(now: Swift.Duration, sleeps: [Swift.Duration])>((.zero, []))
     var now: Instant { Instant(offset: state.withLock { $0.now }) }
     var minimumResolution: Swift.Duration { .nanoseconds(1) }
     var sleeps: [Swift.Duration] { state.withLock { $0.sleeps } }
@@ -79,7 +79,7 @@ struct CapturingLogHandler: LogHandler {
     }
 
     final class Store: Sendable {
-        let records = Mutex<[Record]>([])
+        let records = LockedValue<[Record]>([])
         var all: [Record] { records.withLock { $0 } }
     }
 

@@ -1,5 +1,5 @@
+import CourierCore
 import Foundation
-import Synchronization
 
 /// A TLS peer for tests: `openssl s_server` on 127.0.0.1 with a self-signed certificate
 /// made at start. In `-HTTP` mode it serves files from its directory, each holding a whole
@@ -15,7 +15,7 @@ public final class TLSPeer: @unchecked Sendable {
     /// The server key's pin in curl's form: `sha256//<base64>`.
     public let publicKeyPin: String
     private let process: Process
-    private let stopped = Mutex(false)
+    private let stopped = LockedValue(false)
 
     private init(directory: String, port: Int, certificateFile: String, publicKeyPin: String, process: Process) {
         self.directory = directory

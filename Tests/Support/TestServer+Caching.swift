@@ -1,8 +1,8 @@
+import CourierCore
 import CourierCaching
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// A route for the caching tests, with the HTTP caching headers a test asks for:
 ///

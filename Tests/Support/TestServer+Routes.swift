@@ -1,7 +1,7 @@
+import CourierCore
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// The routes. Each is small on purpose: one behaviour per path.
 ///

@@ -1,7 +1,7 @@
+import CourierCore
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// Routes and hooks for the services tests: gates that hold responses until a test opens
 /// them, bearer-token checks, flaky endpoints with `Retry-After`, and JSON envelopes.

@@ -1,7 +1,7 @@
+import CourierCore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// A loopback HTTP/1.1 server for tests, built on SwiftNIO, with fault-injecting routes
 /// (see `TestServer+Routes.swift`). Start one per test on an ephemeral port; stop it after.
@@ -26,14 +26,14 @@ public final class TestServer: Sendable {
         }
     }
 
-    let stats = Mutex(Stats())
-    let payloadCache = Mutex<[String: [UInt8]]>([:])
-    let gates = Mutex<[String: Gate]>([:])
-    let flakyCounts = Mutex<[String: Int]>([:])
-    let cacheRoutes = Mutex<[String: CacheRouteState]>([:])
-    let closeWatch = Mutex(CloseWatch())
+    let stats = LockedValue(Stats())
+    let payloadCache = LockedValue<[String: [UInt8]]>([:])
+    let gates = LockedValue<[String: Gate]>([:])
+    let flakyCounts = LockedValue<[String: Int]>([:])
+    let cacheRoutes = LockedValue<[String: CacheRouteState]>([:])
+    let closeWatch = LockedValue(CloseWatch())
     let group: MultiThreadedEventLoopGroup
-    private let channel: Mutex<(any Channel)?>
+    private let channel: LockedValue<(any Channel)?>
     /// The TCP port, or 0 for a Unix-socket server.
     public let port: Int
     /// `http://127.0.0.1:<port>`
@@ -43,7 +43,7 @@ public final class TestServer: Sendable {
 
     private init(group: MultiThreadedEventLoopGroup, channel: any Channel, port: Int) {
         self.group = group
-        self.channel = Mutex(channel)
+        self.channel = LockedValue(channel)
         self.port = port
     }
 
@@ -101,7 +101,7 @@ public final class TestServer: Sendable {
 
 /// Lets the child initializer reach the server created after `bind` returns.
 private final class ServerBox: Sendable {
-    private let storage = Mutex<TestServer?>(nil)
+    private let storage = LockedValue<TestServer?>(nil)
     var server: TestServer? {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

@@ -1,6 +1,6 @@
+import CourierCore
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// Parses requests with NIOHTTP1's decoder and writes responses as raw bytes, so that
 /// fault routes can send what no well-behaved server would.

@@ -1,3 +1,4 @@
+internal import CourierCore
 internal import Dispatch
 internal import Synchronization
 
@@ -19,7 +20,7 @@ final class QueueExecutor: SerialExecutor {
 
 /// Handlers that want a cache's events. Any thread may add, remove or notify.
 public final class CacheObservers: Sendable {
-    private let handlers = Mutex<[UInt64: @Sendable (CacheEvent) -> Void]>([:])
+    private let handlers = LockedValue<[UInt64: @Sendable (CacheEvent) -> Void]>([:])
     private let nextID = Atomic<UInt64>(0)
 
     init() {}

@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import CourierCore
 
 /// Reuses the buffers buffered bodies are received into. A fresh allocation of a 100 KB body
 /// costs page faults and allocator work on every response; a buffer that comes back (when the
@@ -22,7 +22,7 @@ final class BodyBufferPool: Sendable {
         var drained = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(capacity: Int) {
         self.capacity = capacity

@@ -1,5 +1,5 @@
+internal import CourierCore
 internal import CCurl
-internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -8,7 +8,7 @@ internal import Glibc
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): `multi`'s transfers,
 /// `running` and `idleHandles` are touched only on the loop thread. Other threads reach
-/// the loop only through `inbox` (a `Mutex`) followed by `curl_multi_wakeup`, which libcurl
+/// the loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
 /// documents as callable from any thread.
 ///
 /// The loop is also a `TaskExecutor`: jobs of tasks that prefer it are queued in the inbox
@@ -40,7 +40,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
     private let limits: Limits
     private let threadName: String
     private var running: [ObjectIdentifier: Transfer] = [:]

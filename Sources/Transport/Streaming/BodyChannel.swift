@@ -1,5 +1,5 @@
+internal import CourierCore
 internal import FoundationEssentials
-internal import Synchronization
 
 /// The hand-off between the loop thread (producer) and one consumer task for a streamed
 /// body, with backpressure: above `highWater` buffered bytes the producer is told to pause
@@ -18,7 +18,7 @@ final class BodyChannel: Sendable {
         var highWaterMark = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     let highWater: Int
     let lowWater: Int
     /// Asks the loop to resume a paused transfer; called from the consumer.

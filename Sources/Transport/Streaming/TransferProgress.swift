@@ -1,4 +1,4 @@
-internal import Synchronization
+internal import CourierCore
 
 /// Bytes moved so far in each direction.
 public struct TransferProgress: Sendable, Hashable {
@@ -32,7 +32,7 @@ public struct TransferProgress: Sendable, Hashable {
 /// Values never go backwards; the last one reports the final totals, then the stream ends.
 public final class ProgressReporter: Sendable {
     private let continuation: AsyncStream<TransferProgress>.Continuation
-    private let last = Mutex<TransferProgress?>(nil)
+    private let last = LockedValue<TransferProgress?>(nil)
 
     private init(continuation: AsyncStream<TransferProgress>.Continuation) {
         self.continuation = continuation
