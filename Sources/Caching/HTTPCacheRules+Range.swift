@@ -7,6 +7,12 @@ extension HTTPCacheRules {
         public var first: Int
         /// The last byte.
         public var last: Int
+
+        /// A range from `first` to `last`, inclusive.
+        public init(first: Int, last: Int) {
+            self.first = first
+            self.last = last
+        }
     }
 
     /// The one byte range `value` (a `Range` field) asks of a representation of `length` bytes:
