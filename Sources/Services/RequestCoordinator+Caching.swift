@@ -45,6 +45,12 @@ extension RequestCoordinator {
         let requestTime = configuration.now()
         // A caller's own conditions are for the server: the cache neither answers nor adds its own.
         var hit = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
+        if let found = hit, found.response.status == 304 || found.response.status == 206 {
+            // Never the resource itself (a store written by an older version may hold one).
+            await cache.removeEntry(for: key)
+            events.emit(plan.id, .cache(.invalidated(key: label)))
+            hit = nil
+        }
         var otherVariant: CachedResponse?
         if let found = hit, !HTTPCacheRules.matchesVariant(found.response, request: request) {
             if policy.mode == .http { otherVariant = found.response }

@@ -24,6 +24,26 @@ struct CacheConditionalRequestTests {
         }
     }
 
+    @Test("a stored 304 or 206 (written by an older version) is removed, never served")
+    func legacyEntries() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            let cache = try #require(coordinator.configuration.cache)
+            for (key, status) in [("legacy-304", 304), ("legacy-206", 206)] {
+                let request = HTTPRequest(
+                    method: .get, scheme: "http", authority: String(server.baseURL.dropFirst("http://".count)),
+                    path: "/cache?key=\(key)")
+                let entry = CachedResponse(
+                    status: status, headerFields: [.cacheControl: "max-age=600", .eTag: "\"v1\""], body: Data(),
+                    requestTime: clock.now, responseTime: clock.now)
+                await cache.store(entry, for: CacheKey(request: request, credentialHeaders: []), in: .all)
+                let plain = RawCachedResource(baseURL: server.baseURL, key: key, query: [:])
+                let loaded = try await plain.loadResponse(using: coordinator)
+                #expect(loaded.source == .network && loaded.response.status.code == 200 && !loaded.value.isEmpty)
+                #expect(server.requests(to: "/cache?key=\(key)").last?.header("If-None-Match") == nil)
+            }
+        }
+    }
+
     @Test("the caller's conditions go to the server as sent, even with a fresh stored response")
     func conditionsReachTheServer() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
