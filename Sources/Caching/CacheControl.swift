@@ -3,11 +3,17 @@ public import HTTPTypes
 /// The directives of every `Cache-Control` field of a message (RFC 9111, section 5.2).
 ///
 /// Names are case-insensitive; a quoted value is unquoted. When a directive appears twice the
-/// first occurrence counts. A `delta-seconds` value that is not a non-negative integer is
-/// reported as invalid, and the rules treat the response as stale (section 4.2.1).
+/// first occurrence counts, and ``hasConflictingValues(_:)`` says whether the others disagreed.
+/// A `delta-seconds` value that is not a non-negative integer (`1.5`, `-1`, `60s`), or that has
+/// whitespace around its `=` (`max-age = 60`, which the grammar does not allow), is reported as
+/// invalid, and the rules treat the response as stale (section 4.2.1).
 public struct CacheControl: Sendable, Hashable {
     /// Directive names (lower-cased) and their values (nil when the directive has none).
     public private(set) var directives: [String: String?] = [:]
+    /// Directives that appeared again with another value.
+    private var conflicting: Set<String> = []
+    /// Directives with whitespace around their `=`.
+    private var malformed: Set<String> = []
 
     /// Parses the `Cache-Control` fields of `fields`.
     public init(_ fields: HTTPFields) {
@@ -20,11 +26,14 @@ public struct CacheControl: Sendable, Hashable {
     /// Whether `name` is present.
     public func contains(_ name: String) -> Bool { directives[name] != nil }
 
+    /// Whether `name` appeared more than once with different values (`max-age=60, max-age=10`).
+    public func hasConflictingValues(_ name: String) -> Bool { conflicting.contains(name) }
+
     /// A `delta-seconds` directive: `nil` when absent, `.invalid` when its value is not a
     /// non-negative integer. Values past 2^31 are capped there (section 1.2.2).
     public func seconds(_ name: String) -> DeltaSeconds? {
         guard let entry = directives[name] else { return nil }
-        guard let text = entry, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .invalid }
+        guard !malformed.contains(name), let text = entry, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .invalid }
         return .seconds(Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
     }
 
@@ -60,10 +69,13 @@ public struct CacheControl: Sendable, Hashable {
             guard !rest.isEmpty else { break }
             let nameEnd = rest.firstIndex(where: { $0 == "=" || $0 == "," }) ?? rest.endIndex
             let name = String(rest[..<nameEnd]).trimmedSpaces.lowercased()
+            let spaceBefore = rest[..<nameEnd].last == " " || rest[..<nameEnd].last == "\t"
             rest = rest[nameEnd...]
             var argument: String?
             if rest.first == "=" {
-                rest = rest.dropFirst().drop(while: { $0 == " " || $0 == "\t" })
+                let afterEquals = rest.dropFirst()
+                if spaceBefore || afterEquals.first == " " || afterEquals.first == "\t" { malformed.insert(name) }
+                rest = afterEquals.drop(while: { $0 == " " || $0 == "\t" })
                 if rest.first == "\"" {
                     var text = ""
                     var index = rest.index(after: rest.startIndex)
@@ -81,7 +93,12 @@ public struct CacheControl: Sendable, Hashable {
                     rest = rest[end...]
                 }
             }
-            if !name.isEmpty, directives[name] == nil { directives[name] = .some(argument) }
+            guard !name.isEmpty else { continue }
+            if let first = directives[name] {
+                if first != argument { conflicting.insert(name) }
+            } else {
+                directives[name] = .some(argument)
+            }
         }
     }
 }

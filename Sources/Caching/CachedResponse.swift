@@ -6,7 +6,8 @@ public struct CachedResponse: Sendable, Equatable {
     /// The status code.
     public var status: Int
     /// The response's header fields, without those that only described the wire
-    /// (`Content-Encoding` of a body Courier inflated, `Content-Length`, `Transfer-Encoding`).
+    /// (`Content-Encoding` of a body Courier inflated, `Content-Length`, `Transfer-Encoding`,
+    /// hop-by-hop fields and those the response's `Connection` named).
     public var headerFields: HTTPFields
     /// The body, as delivered to the caller.
     public var body: Data

@@ -3,21 +3,26 @@ public import HTTPTypes
 
 /// The rules of a private HTTP cache (RFC 9111, with RFC 5861's stale extensions): what may be
 /// stored, how fresh a stored response is, when it must be revalidated, and how a 304 updates it.
+///
+/// Facets: freshness and the decision to serve (`+Freshness`), validation, 304s and `HEAD`
+/// (`+Validation`), byte ranges (`+Range`) and invalidation (`+Invalidation`).
 public enum HTTPCacheRules {
     /// Statuses cacheable by heuristic freshness (RFC 9110, section 15.1).
     public static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
     /// The longest heuristic freshness given (10% of the time since `Last-Modified`, at most this).
     public static let heuristicLimit: TimeInterval = 86_400
-    /// Fields that describe one connection, never stored.
+    /// Fields that describe one connection, never stored (besides those `Connection` names).
     static let hopByHop: [HTTPField.Name] = [
         .connection, .transferEncoding, .upgrade, .te, HTTPField.Name("Proxy-Connection")!, HTTPField.Name("Keep-Alive")!,
         HTTPField.Name("Trailer")!,
     ]
 
     /// Whether the response says it may be stored at all, whatever the policy: a `GET`, a final
-    /// status other than 206, no `no-store` on either side, and no `Vary: *`.
+    /// status other than 206 (a part) and 304 (an answer to a condition, not the resource), no
+    /// `no-store` on either side, and no `Vary: *`.
     public static func mayStore(request: HTTPRequest, response: HTTPResponse) -> Bool {
-        guard request.method == .get, response.status.code >= 200, response.status.code != 206 else { return false }
+        let status = response.status.code
+        guard request.method == .get, status >= 200, status != 206, status != 304 else { return false }
         if CacheControl(request.headerFields).noStore || CacheControl(response.headerFields).noStore { return false }
         return !varyNames(response.headerFields).contains("*")
     }
@@ -33,123 +38,27 @@ public enum HTTPCacheRules {
             || heuristicallyCacheable.contains(response.status.code)
     }
 
-    /// How old and how long-lived a stored response is, in seconds.
-    public struct Freshness: Sendable, Hashable {
-        /// The freshness lifetime (section 4.2.1).
-        public var lifetime: TimeInterval
-        /// The current age (section 4.2.3).
-        public var age: TimeInterval
-        /// Whether the response is still fresh.
-        public var isFresh: Bool { age < lifetime }
-        /// Seconds past its lifetime (negative while fresh).
-        public var staleness: TimeInterval { age - lifetime }
-    }
-
-    /// The freshness of `entry` at `now`.
-    public static func freshness(of entry: CachedResponse, now: Date) -> Freshness {
-        Freshness(lifetime: freshnessLifetime(of: entry), age: currentAge(of: entry, now: now))
-    }
-
-    /// `max-age`, else `Expires` minus `Date`, else the heuristic; an invalid `max-age` or
-    /// `Expires` (such as `0`) means already expired.
-    public static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
-        let fields = entry.headerFields
-        if let maxAge = CacheControl(fields).maxAge { return TimeInterval(maxAge.value ?? 0) }
-        let date = dateValue(of: entry)
-        if let expires = fields[.expires] {
-            guard let expiry = HTTPDate.parse(expires) else { return 0 }
-            return max(0, expiry.timeIntervalSince(date))
-        }
-        if heuristicallyCacheable.contains(entry.status), let text = fields[.lastModified],
-            let lastModified = HTTPDate.parse(text)
-        {
-            return min(heuristicLimit, max(0, date.timeIntervalSince(lastModified) / 10))
-        }
-        return 0
-    }
-
-    /// The age the RFC's formula gives: the corrected initial age (from `Age`, `Date` and the
-    /// request's round trip) plus the time since the response arrived.
-    public static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
-        let ageValue = entry.headerFields[.age].flatMap { CacheControl.delta($0) } ?? 0
-        let apparentAge = max(0, entry.responseTime.timeIntervalSince(dateValue(of: entry)))
-        let responseDelay = max(0, entry.responseTime.timeIntervalSince(entry.requestTime))
-        let correctedInitialAge = max(apparentAge, TimeInterval(ageValue) + responseDelay)
-        return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseTime))
-    }
-
-    /// What a cache following HTTP does with a stored response for a new request.
-    public enum Decision: Sendable, Hashable {
-        /// Serve it: it is fresh.
-        case fresh
-        /// Serve it now and revalidate in the background (`stale-while-revalidate`).
-        case staleWhileRevalidate
-        /// Send a conditional request with its validators.
-        case revalidate
-        /// It cannot be used: send a plain request.
-        case unusable
-    }
-
-    /// Decides how `entry` may answer `request` at `now`.
-    public static func decide(_ entry: CachedResponse, for request: HTTPRequest, now: Date) -> Decision {
-        let control = CacheControl(entry.headerFields)
-        let requestControl = CacheControl(request.headerFields)
-        let freshness = freshness(of: entry, now: now)
-        let mustValidate = control.noCache || requestControl.noCache || requestControl.maxAge?.value == 0
-        if !mustValidate && freshness.isFresh { return .fresh }
-        if !mustValidate, !control.mustRevalidate, let window = control.staleWhileRevalidate,
-            freshness.staleness <= TimeInterval(window)
-        {
-            return .staleWhileRevalidate
-        }
-        return entry.hasValidators ? .revalidate : .unusable
-    }
-
-    /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
-    /// no more than the window, and neither `must-revalidate` nor `no-cache`.
-    public static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
-        let control = CacheControl(entry.headerFields)
-        guard !control.mustRevalidate, !control.noCache else { return false }
-        let freshness = freshness(of: entry, now: now)
-        if freshness.isFresh { return true }
-        guard let window = control.staleIfError else { return false }
-        return freshness.staleness <= TimeInterval(window)
-    }
-
-    /// Statuses that count as errors for `stale-if-error` (RFC 5861, section 4).
-    public static func isServerError(_ status: Int) -> Bool { [500, 502, 503, 504].contains(status) }
-
-    /// `If-None-Match` and `If-Modified-Since` for `entry`'s validators.
-    public static func conditionalFields(for entry: CachedResponse) -> HTTPFields {
-        var fields = HTTPFields()
-        if let etag = entry.etag { fields[.ifNoneMatch] = etag }
-        if let lastModified = entry.lastModified { fields[.ifModifiedSince] = lastModified }
-        return fields
-    }
-
-    /// `entry` updated by a 304 (section 4.3.4): the 304's fields replace the stored ones of the
-    /// same name (except `Content-Length` and connection fields), the body stays, the times are
-    /// those of the revalidation.
-    public static func freshened(
-        _ entry: CachedResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
-    ) -> CachedResponse {
-        var updated = entry
-        let skipped = hopByHop + [.contentLength, .contentEncoding]
-        var replaced: Set<HTTPField.Name> = []
-        for field in notModified.headerFields where !skipped.contains(field.name) {
-            if replaced.insert(field.name).inserted { updated.headerFields[values: field.name] = [] }
-            updated.headerFields.append(field)
-        }
-        updated.requestTime = requestTime
-        updated.responseTime = responseTime
-        return updated
-    }
-
-    /// The fields of `response` worth storing (connection fields removed).
+    /// The fields of `response` worth storing: without the hop-by-hop fields and the fields
+    /// its `Connection` names (section 3.1).
     public static func storedFields(of response: HTTPResponse) -> HTTPFields {
         var fields = response.headerFields
-        for name in hopByHop { fields[values: name] = [] }
+        for name in connectionFields(of: response.headerFields) { fields[values: name] = [] }
         return fields
+    }
+
+    /// The hop-by-hop fields and those `fields`' `Connection` names.
+    static func connectionFields(of fields: HTTPFields) -> [HTTPField.Name] {
+        let named = fields[values: .connection].flatMap { $0.split(separator: ",") }
+            .compactMap { HTTPField.Name(String($0).trimmedSpaces) }
+        return hopByHop + named
+    }
+
+    /// Whether the request carries conditions of its own (`If-None-Match`, `If-Modified-Since`,
+    /// `If-Match`, `If-Unmodified-Since`, `If-Range`): the caller wants the server's answer to
+    /// them, so the cache neither answers nor adds its own validators, and a 304 is not stored.
+    public static func isConditional(_ request: HTTPRequest) -> Bool {
+        let names: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange]
+        return names.contains { request.headerFields[$0] != nil }
     }
 
     /// The digest of `request`'s values for the fields `responseFields` names in `Vary`, or nil
@@ -173,28 +82,8 @@ public enum HTTPCacheRules {
         return variant(of: request, responseFields: entry.headerFields) == entry.variant
     }
 
-    /// Whether a response to `method` with `status` invalidates stored responses for its URL
-    /// (section 4.4): an unsafe method that did not fail.
-    public static func invalidates(method: HTTPRequest.Method, status: Int) -> Bool {
-        let safe: [HTTPRequest.Method] = [.get, .head, .options, .trace]
-        return !safe.contains(method) && (200..<400).contains(status)
-    }
-
     static func varyNames(_ fields: HTTPFields) -> [String] {
         fields[values: .vary].flatMap { $0.split(separator: ",") }.map { String($0).trimmedSpaces.lowercased() }
             .filter { !$0.isEmpty }
-    }
-
-    private static func dateValue(of entry: CachedResponse) -> Date {
-        entry.headerFields[.date].flatMap { HTTPDate.parse($0) } ?? entry.responseTime
-    }
-}
-
-extension CacheControl {
-    /// A lone `delta-seconds` value (such as `Age`), or nil when invalid.
-    static func delta(_ text: String) -> Int? {
-        let text = text.trimmedSpaces
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648
     }
 }

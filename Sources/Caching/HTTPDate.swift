@@ -2,34 +2,89 @@ public import FoundationEssentials
 
 /// HTTP dates (RFC 9110, section 5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT` is produced; that
 /// form, the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and C's `asctime` form
-/// (`Sun Nov  6 08:49:37 1994`) are accepted. Anything else is `nil`, never a guess.
+/// (`Sun Nov  6 08:49:37 1994`) are accepted, to the byte (names in any letter case). Anything
+/// else is `nil`, never a guess.
 public enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 
-    /// Parses an HTTP date.
+    /// Parses an HTTP date in one of the three forms RFC 9110 defines, exactly: one space
+    /// between fields, two-digit day (`asctime`: space-padded), hour, minute and second, a
+    /// comma after the day name where the form has one. Names (`Sun`, `Nov`, `GMT`) are matched
+    /// case-insensitively. Anything else is nil: an invalid `Expires` then means already expired.
     public static func parse(_ text: some StringProtocol) -> Date? {
-        let parts = String(text).split(whereSeparator: { (c: Character) in c == " " || c == "," }).map(String.init)
-        var day: Int?, month: Int?, year: Int?, time: [Int]?
-        switch parts.count {
-        case 6 where parts[5] == "GMT":  // IMF-fixdate: weekday, day month year time GMT
-            (day, month, year, time) = (Int(parts[1]), monthIndex(parts[2]), Int(parts[3]), clock(parts[4]))
-        case 4 where parts[3] == "GMT":  // RFC 850: weekday, dd-mon-yy time GMT
-            let date = parts[1].split(separator: "-").map(String.init)
-            guard date.count == 3, let shortYear = Int(date[2]) else { return nil }
-            (day, month, time) = (Int(date[0]), monthIndex(date[1]), clock(parts[2]))
-            // A fixed pivot (00-69 -> 20xx, 70-99 -> 19xx) rather than RFC 9110's 50-year
-            // window: the form is obsolete and only old servers send it.
-            year = shortYear < 100 ? (shortYear < 70 ? 2000 + shortYear : 1900 + shortYear) : shortYear
-        case 5:  // asctime: weekday month day time year
-            (month, day, time, year) = (monthIndex(parts[1]), Int(parts[2]), clock(parts[3]), Int(parts[4]))
-        default:
+        let bytes = Array(String(text).utf8)
+        if let comma = bytes.firstIndex(of: UInt8(ascii: ",")) {
+            guard comma + 1 < bytes.count, bytes[comma + 1] == UInt8(ascii: " ") else { return nil }
+            let name = lowered(bytes[..<comma])
+            let rest = Array(bytes[(comma + 2)...])
+            if comma == 3, shortDays.contains(name) { return imfFixdate(rest) }
+            if longDays.contains(name) { return rfc850(rest) }
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900 else { return nil }
+        return asctime(bytes)
+    }
+
+    /// `06 Nov 1994 08:49:37 GMT`
+    private static func imfFixdate(_ b: [UInt8]) -> Date? {
+        guard b.count == 24, b[2] == space, b[6] == space, b[11] == space, b[20] == space,
+            lowered(b[21...]) == "gmt", let day = digits(b[0..<2]), let month = monthIndex(b[3..<6]),
+            let year = digits(b[7..<11]), let time = clock(b[12..<20])
+        else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// `06-Nov-94 08:49:37 GMT` (obsolete).
+    private static func rfc850(_ b: [UInt8]) -> Date? {
+        guard b.count == 22, b[2] == dash, b[6] == dash, b[9] == space, b[18] == space, lowered(b[19...]) == "gmt",
+            let day = digits(b[0..<2]), let month = monthIndex(b[3..<6]), let shortYear = digits(b[7..<9]),
+            let time = clock(b[10..<18])
+        else { return nil }
+        // A fixed pivot (00-69 -> 20xx, 70-99 -> 19xx) rather than RFC 9110's 50-year
+        // window: the form is obsolete and only old servers send it.
+        return date(year: shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, month: month, day: day, time: time)
+    }
+
+    /// `Sun Nov  6 08:49:37 1994` (C's `asctime`, obsolete).
+    private static func asctime(_ b: [UInt8]) -> Date? {
+        guard b.count == 24, shortDays.contains(lowered(b[0..<3])), b[3] == space, b[7] == space, b[10] == space,
+            b[19] == space, let month = monthIndex(b[4..<7]), let time = clock(b[11..<19]), let year = digits(b[20..<24])
+        else { return nil }
+        let day = b[8] == space ? digits(b[9..<10]) : digits(b[8..<10])
+        guard let day else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    private static func date(year: Int, month: Int, day: Int, time: [Int]) -> Date? {
+        guard (1...31).contains(day), year >= 1900 else { return nil }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
-        let seconds = days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]))
+    }
+
+    private static let space = UInt8(ascii: " ")
+    private static let dash = UInt8(ascii: "-")
+    private static let shortDays = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+    private static let longDays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+
+    private static func lowered(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
+    private static func monthIndex(_ bytes: ArraySlice<UInt8>) -> Int? { months.firstIndex(of: lowered(bytes)) }
+
+    /// `HH:MM:SS`, two digits each.
+    private static func clock(_ b: ArraySlice<UInt8>) -> [Int]? {
+        let s = b.startIndex
+        guard b.count == 8, b[s + 2] == UInt8(ascii: ":"), b[s + 5] == UInt8(ascii: ":"),
+            let hour = digits(b[s..<s + 2]), let minute = digits(b[s + 3..<s + 5]), let second = digits(b[s + 6..<s + 8]),
+            hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+        return [hour, minute, second]
     }
 
     /// Formats `date` as an IMF-fixdate.
@@ -43,15 +98,6 @@ public enum HTTPDate {
         let monthName = months[month - 1].prefix(1).uppercased() + months[month - 1].dropFirst()
         return "\(weekday), \(two(day)) \(monthName) \(year) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
-    }
-
-    private static func monthIndex(_ text: String) -> Int? { months.firstIndex(of: text.lowercased()) }
-
-    private static func clock(_ text: String) -> [Int]? {
-        let fields = text.split(separator: ":", omittingEmptySubsequences: false).compactMap { Int($0) }
-        guard fields.count == 3, (0...23).contains(fields[0]), (0...59).contains(fields[1]), (0...60).contains(fields[2])
-        else { return nil }
-        return fields
     }
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).

@@ -12,6 +12,8 @@ struct LoadPlan: Sendable {
     var retryPolicy: RetryPolicy
     var coalescing: Coalescing.Mode
     var cachePolicy: CachePolicy = .networkOnly
+    /// Which statuses the resource does not accept may still be stored.
+    var cacheableStatus: CacheableStatus = .accepted
     /// Answers in place of the transport (the configuration's ``ResourceResponder``).
     var stub: Stub?
     var logger: Logger?
@@ -30,6 +32,7 @@ struct LoadPlan: Sendable {
         decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
         cachePolicy = resource.cachePolicy
+        cacheableStatus = resource.cacheableStatus
         if let responder = configuration.responder {
             stub = Stub(tag: String(reflecting: R.self)) { request in
                 try await responder.response(for: resource, request: request)
@@ -110,14 +113,22 @@ struct Execution: Sendable {
     var source: ResponseSource = .network
     var isStale = false
     var networkError: ServiceError?
+    /// The stored response's current age and arrival, when the cache answered.
+    var age: Duration?
+    var storedAt: Date?
 
-    /// A stored response standing in for a transfer.
+    /// A stored response standing in for a transfer, with an `Age` field generated from its
+    /// current age at `now` (RFC 9111, section 5.1).
     static func cached(
-        _ stored: CachedResponse, source: ResponseSource, metrics: TransferMetrics = TransferMetrics(),
+        _ stored: CachedResponse, source: ResponseSource, now: Date, metrics: TransferMetrics = TransferMetrics(),
         isStale: Bool = false, networkError: ServiceError? = nil
     ) -> Execution {
-        Execution(
-            response: TransportResponse(head: stored.head, body: stored.body, metrics: metrics), sharedDecodes: nil,
-            wasCoalesced: false, request: nil, source: source, isStale: isStale, networkError: networkError)
+        let age = HTTPCacheRules.currentAge(of: stored, now: now)
+        var head = stored.head
+        head.headerFields[.age] = String(Int(min(age, 2_147_483_648).rounded(.down)))
+        return Execution(
+            response: TransportResponse(head: head, body: stored.body, metrics: metrics), sharedDecodes: nil,
+            wasCoalesced: false, request: nil, source: source, isStale: isStale, networkError: networkError,
+            age: .seconds(age), storedAt: stored.responseTime)
     }
 }

@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import HTTPTypes
 
 /// A loaded value with the response it came from.
@@ -20,6 +21,13 @@ public struct Loaded<Value: Sendable>: Sendable {
     public var wasCoalesced: Bool
     /// The coordinator's id for this load, as in its events and log metadata.
     public var requestID: UInt64
+    /// For a value from the cache, the stored response's current age (RFC 9111, section 4.2.3):
+    /// its age when it arrived (its `Age`, its `Date`, the round trip) plus the time it has been
+    /// stored. The response carries it, in whole seconds, as its `Age` field. Nil from the network.
+    public var age: Duration?
+    /// For a value from the cache, when the stored response arrived (or a 304 or `HEAD` last
+    /// confirmed it). Nil from the network.
+    public var storedAt: Date?
 }
 
 /// Where a loaded value came from.

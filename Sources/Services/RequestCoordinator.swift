@@ -104,7 +104,7 @@ public actor RequestCoordinator {
         return Loaded(
             value: value, response: response.head, metrics: response.metrics, source: execution.source,
             isStale: execution.isStale, networkError: execution.networkError, wasCoalesced: execution.wasCoalesced,
-            requestID: id)
+            requestID: id, age: execution.age, storedAt: execution.storedAt)
     }
 
     /// Sends a one-off request through this coordinator's decorators, retries and events,

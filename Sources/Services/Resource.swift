@@ -28,6 +28,9 @@ public protocol Resource: Sendable {
     var cachePolicy: CachePolicy { get }
     /// Statuses that count as success (default `200..<300`); others are `unacceptableStatus`.
     var acceptableStatus: Range<Int> { get }
+    /// Which responses with a status outside ``acceptableStatus`` the cache may still keep
+    /// (default ``CacheableStatus/accepted``: none). A stored one fails again, from the cache.
+    var cacheableStatus: CacheableStatus { get }
     /// The total time allowed for each attempt (default: the coordinator's transfer options).
     var timeout: Duration? { get }
     /// The longest time without a byte before an attempt fails with `timedOut` (default: the
@@ -68,6 +71,7 @@ extension Resource {
     public var body: RequestBody? { nil }
     public var cachePolicy: CachePolicy { .networkOnly }
     public var acceptableStatus: Range<Int> { 200..<300 }
+    public var cacheableStatus: CacheableStatus { .accepted }
     public var timeout: Duration? { nil }
     public var idleTimeout: Duration? { nil }
     public var decorators: [any RequestDecorator] { [] }

@@ -14,6 +14,10 @@ import NIOHTTP1
 /// - `etag=1`: `ETag: "v<version>"`; a matching `If-None-Match` gets 304.
 /// - `lm=1`: `Last-Modified` a day before the version was set; an `If-Modified-Since` at or after
 ///   it gets 304.
+/// - `age2`: a second `Age` line; `hop=1`: `Connection: X-Hop` and `X-Hop: yes`; `loc`,
+///   `cloc`: `Location` and `Content-Location`, as given.
+/// - `range=1`: a `Range: bytes=a-b` (or `a-`) gets a 206 with `Content-Range`.
+/// - A `HEAD` gets the `GET`'s head with its `Content-Length` and no body.
 /// - The body is `{"key": key, "version": v, "served": n, "lang": Accept-Language}`.
 ///
 /// Tests change a key's version with `setCacheVersion`, make it fail with `failCacheKey`, and
@@ -60,7 +64,9 @@ extension TestServer {
             return routes[key]!
         }
         if let failure = state.failure {
-            out.send(failure, "Failing", headers: [("Content-Type", "text/plain")], body: Array("failing on purpose".utf8))
+            var headers = [("Content-Type", "text/plain")]
+            if let cc = state.cacheControl { headers.append(("Cache-Control", cc)) }
+            out.send(failure, "Failing", headers: headers, body: Array("failing on purpose".utf8))
             return true
         }
         let etag = "\"v\(state.version)\""
@@ -71,6 +77,10 @@ extension TestServer {
         if let vary = request.query("vary") { headers.append(("Vary", vary)) }
         if let expires = request.query("expires") { headers.append(("Expires", expires)) }
         if let age = request.query("age") { headers.append(("Age", age)) }
+        if let age = request.query("age2") { headers.append(("Age", age)) }
+        if request.query("hop") == "1" { headers += [("Connection", "X-Hop"), ("X-Hop", "yes")] }
+        if let location = request.query("loc") { headers.append(("Location", location)) }
+        if let location = request.query("cloc") { headers.append(("Content-Location", location)) }
         if request.query("etag") == "1" { headers.append(("ETag", etag)) }
         if request.query("lm") == "1" { headers.append(("Last-Modified", lastModified)) }
 
@@ -87,9 +97,29 @@ extension TestServer {
             return true
         }
         let language = request.head.headers.first(name: "Accept-Language") ?? ""
-        let body = #"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#
-        out.send(200, headers: headers, body: Array(body.utf8))
+        let body = Array(#"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#.utf8)
+        if request.head.method == .HEAD {
+            out.send(200, headers: headers, body: [], contentLength: body.count)
+        } else if request.query("range") == "1", let range = request.head.headers.first(name: "Range"),
+            let part = Self.byteRange(range, count: body.count)
+        {
+            headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound)/\(body.count)"))
+            out.send(206, "Partial Content", headers: headers, body: Array(body[part]))
+        } else {
+            out.send(200, headers: headers, body: body)
+        }
         return true
+    }
+}
+
+extension TestServer {
+    /// `bytes=a-b` or `bytes=a-`, clipped to `count`.
+    static func byteRange(_ value: String, count: Int) -> ClosedRange<Int>? {
+        guard value.hasPrefix("bytes=") else { return nil }
+        let bounds = value.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int(bounds[0]), first < count else { return nil }
+        let last = bounds[1].isEmpty ? count - 1 : min(Int(bounds[1]) ?? -1, count - 1)
+        return last >= first ? first...last : nil
     }
 }
 

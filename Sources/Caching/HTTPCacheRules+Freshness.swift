@@ -1,0 +1,139 @@
+public import FoundationEssentials
+public import HTTPTypes
+
+extension HTTPCacheRules {
+    /// How old and how long-lived a stored response is, in seconds.
+    public struct Freshness: Sendable, Hashable {
+        /// The freshness lifetime (section 4.2.1).
+        public var lifetime: TimeInterval
+        /// The current age (section 4.2.3).
+        public var age: TimeInterval
+        /// Whether the response is still fresh.
+        public var isFresh: Bool { age < lifetime }
+        /// Seconds past its lifetime (negative while fresh).
+        public var staleness: TimeInterval { age - lifetime }
+    }
+
+    /// The freshness of `entry` at `now`.
+    public static func freshness(of entry: CachedResponse, now: Date) -> Freshness {
+        Freshness(lifetime: freshnessLifetime(of: entry), age: currentAge(of: entry, now: now))
+    }
+
+    /// `max-age`, else `Expires` minus `Date`, else the heuristic. An invalid `max-age` (a
+    /// decimal, a sign, spaces around `=`), two `max-age`s that disagree, an invalid `Expires`
+    /// (such as `0`, or a date in none of the three HTTP forms), or two `Expires` lines that
+    /// disagree mean already expired (sections 4.2.1 and 5.3).
+    public static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
+        let fields = entry.headerFields
+        let control = CacheControl(fields)
+        if let maxAge = control.maxAge {
+            return control.hasConflictingValues("max-age") ? 0 : TimeInterval(maxAge.value ?? 0)
+        }
+        let date = dateValue(of: entry)
+        let expiresLines = fields[values: .expires]
+        if let expires = expiresLines.first {
+            guard Set(expiresLines).count == 1, let expiry = HTTPDate.parse(expires) else { return 0 }
+            return max(0, expiry.timeIntervalSince(date))
+        }
+        if heuristicallyCacheable.contains(entry.status), let text = fields[.lastModified],
+            let lastModified = HTTPDate.parse(text)
+        {
+            return min(heuristicLimit, max(0, date.timeIntervalSince(lastModified) / 10))
+        }
+        return 0
+    }
+
+    /// The age the RFC's formula gives: the corrected initial age (from `Age`, `Date` and the
+    /// request's round trip) plus the time since the response arrived.
+    public static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
+        let ageValue = ageValue(of: entry.headerFields) ?? 0
+        let apparentAge = max(0, entry.responseTime.timeIntervalSince(dateValue(of: entry)))
+        let responseDelay = max(0, entry.responseTime.timeIntervalSince(entry.requestTime))
+        let correctedInitialAge = max(apparentAge, TimeInterval(ageValue) + responseDelay)
+        return correctedInitialAge + max(0, now.timeIntervalSince(entry.responseTime))
+    }
+
+    /// The `Age` of `fields` (section 5.1): of a list (`7200, 0`, or several `Age` lines) the
+    /// first member counts; nil when absent or when that member is not a non-negative integer
+    /// (`-3`, `1.5`, `60s`), which a cache ignores.
+    public static func ageValue(of fields: HTTPFields) -> Int? {
+        guard let line = fields[values: .age].first else { return nil }
+        let first = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return CacheControl.delta(String(first))
+    }
+
+    /// What a cache following HTTP does with a stored response for a new request.
+    public enum Decision: Sendable, Hashable {
+        /// Serve it: it is fresh, or stale within what the request's `max-stale` accepts.
+        case fresh
+        /// Serve it now and revalidate in the background (`stale-while-revalidate`).
+        case staleWhileRevalidate
+        /// Send a conditional request with its validators.
+        case revalidate
+        /// It cannot be used: send a plain request.
+        case unusable
+    }
+
+    /// Decides how `entry` may answer `request` at `now`, with the request's own directives
+    /// (section 5.2.1): `no-cache` and `max-age=0` revalidate; `max-age=N` refuses an entry
+    /// older than N seconds; `min-fresh=N` one fresh for less than N more; `max-stale[=N]`
+    /// accepts one stale by at most N seconds (any, without N) unless the response says
+    /// `must-revalidate` or `no-cache`. `stale-while-revalidate` applies only to requests
+    /// without `max-age` and `min-fresh`.
+    public static func decide(_ entry: CachedResponse, for request: HTTPRequest, now: Date) -> Decision {
+        let control = CacheControl(entry.headerFields)
+        let requestControl = CacheControl(request.headerFields)
+        let freshness = freshness(of: entry, now: now)
+        let requestMaxAge = requestControl.maxAge
+        let mustValidate =
+            control.noCache || requestControl.noCache || requestMaxAge == .invalid || requestMaxAge?.value == 0
+        if !mustValidate && satisfies(requestControl, entry: control, freshness: freshness) { return .fresh }
+        if !mustValidate, !control.mustRevalidate, requestMaxAge == nil, requestControl.seconds("min-fresh") == nil,
+            let window = control.staleWhileRevalidate, freshness.staleness <= TimeInterval(window)
+        {
+            return .staleWhileRevalidate
+        }
+        return entry.hasValidators ? .revalidate : .unusable
+    }
+
+    /// Whether a response with `freshness` meets the request's `max-age`, `min-fresh` and
+    /// `max-stale`.
+    private static func satisfies(_ request: CacheControl, entry: CacheControl, freshness: Freshness) -> Bool {
+        if let maxAge = request.maxAge?.value, freshness.age > TimeInterval(maxAge) { return false }
+        if let minFresh = request.seconds("min-fresh") {
+            guard let seconds = minFresh.value, -freshness.staleness >= TimeInterval(seconds) else { return false }
+        }
+        if freshness.isFresh { return true }
+        guard case .some(let limit) = request.directives["max-stale"], !entry.mustRevalidate else { return false }
+        guard limit != nil else { return true }  // `max-stale` alone: any staleness
+        guard let seconds = request.seconds("max-stale")?.value else { return false }
+        return freshness.staleness <= TimeInterval(seconds)
+    }
+
+    /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
+    /// no more than the window, and neither `must-revalidate` nor `no-cache`.
+    public static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
+        let control = CacheControl(entry.headerFields)
+        guard !control.mustRevalidate, !control.noCache else { return false }
+        let freshness = freshness(of: entry, now: now)
+        if freshness.isFresh { return true }
+        guard let window = control.staleIfError else { return false }
+        return freshness.staleness <= TimeInterval(window)
+    }
+
+    /// Statuses that count as errors for `stale-if-error` (RFC 5861, section 4).
+    public static func isServerError(_ status: Int) -> Bool { [500, 502, 503, 504].contains(status) }
+
+    static func dateValue(of entry: CachedResponse) -> Date {
+        entry.headerFields[.date].flatMap { HTTPDate.parse($0) } ?? entry.responseTime
+    }
+}
+
+extension CacheControl {
+    /// A lone `delta-seconds` value (such as `Age`), or nil when invalid.
+    static func delta(_ text: String) -> Int? {
+        let text = text.trimmedSpaces
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648
+    }
+}

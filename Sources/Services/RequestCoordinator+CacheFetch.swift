@@ -1,0 +1,93 @@
+internal import FoundationEssentials
+internal import HTTPTypes
+internal import Logging
+
+extension RequestCoordinator {
+    /// The network part of a cached `GET`: a conditional request when revalidating (the
+    /// matching entry's validators, or the `ETag` of another `Vary` variant), a 304 merged into
+    /// the entry, a new response stored, and the stored response served when the network fails
+    /// and the policy allows it.
+    nonisolated func fetch<T: Sendable>(
+        _ plan: LoadPlan, request: HTTPRequest, lookup: CacheLookup, cache: TieredCache,
+        finish: @escaping @Sendable (Execution) async throws -> T
+    ) async throws -> (T, Execution) {
+        let policy = plan.cachePolicy
+        let label = lookup.key.description
+        do {
+            var conditional = HTTPFields()
+            var validated: CachedResponse?
+            if let stored = lookup.revalidating {
+                conditional = HTTPCacheRules.conditionalFields(for: stored)
+                validated = stored
+            } else if let other = lookup.otherVariant, let fields = HTTPCacheRules.variantConditionalFields(for: other) {
+                conditional = fields
+                validated = other
+            }
+            let network = try await execute(plan, decorated: request, extraFields: conditional)
+            let responseTime = configuration.now()
+            let head = network.response.head
+            if head.status.code == 304, let stored = validated {
+                var merged = HTTPCacheRules.freshened(
+                    stored, with: head, requestTime: lookup.requestTime, responseTime: responseTime)
+                if lookup.revalidating == nil {
+                    // The server chose the stored variant for this request (RFC 9111, section 4.3.4).
+                    merged.variant = HTTPCacheRules.variant(of: request, responseFields: merged.headerFields)
+                }
+                events.emit(plan.id, .cache(.revalidated(key: label, notModified: true)))
+                await store(merged, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan)
+                let answer = lookup.range.flatMap { HTTPCacheRules.partial(merged, range: $0) } ?? merged
+                var execution = Execution.cached(
+                    answer, source: .revalidated, now: responseTime, metrics: network.response.metrics)
+                execution.wasCoalesced = network.wasCoalesced
+                execution.request = network.request
+                return (try await finish(execution), execution)
+            }
+            if validated != nil { events.emit(plan.id, .cache(.revalidated(key: label, notModified: false))) }
+            let value = try await finishAndStore(
+                network, plan: plan, key: lookup.key, cache: cache, requestTime: lookup.requestTime,
+                responseTime: responseTime, finish: finish)
+            return (value, network)
+        } catch let error as ServiceError {
+            guard let fallback = lookup.hit, !lookup.yieldedStored, Self.isNetworkFailure(error) else { throw error }
+            switch policy.mode {
+            case .networkElseCache:
+                break
+            case .http:
+                // stale-if-error (RFC 5861): failures to connect, and 500, 502, 503 and 504.
+                let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
+                guard serverError, HTTPCacheRules.mayServeOnError(fallback.response, now: configuration.now())
+                else { throw error }
+            default:
+                throw error
+            }
+            return try await serveAfterError(fallback, error: error, key: lookup.key, plan: plan, finish: finish)
+        }
+    }
+
+    /// Finishes a network response and stores it when it may be stored: after it decoded, or,
+    /// when the resource rejected its status, as ``Resource/cacheableStatus`` and HTTP allow
+    /// (the rejection is then thrown as usual).
+    private nonisolated func finishAndStore<T: Sendable>(
+        _ network: Execution, plan: LoadPlan, key: CacheKey, cache: TieredCache, requestTime: Date,
+        responseTime: Date, finish: @escaping @Sendable (Execution) async throws -> T
+    ) async throws -> T {
+        let policy = plan.cachePolicy
+        let head = network.response.head
+        do {
+            let value = try await finish(network)
+            if let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime) {
+                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan)
+            }
+            return value
+        } catch let error as ServiceError
+            where error.code == .unacceptableStatus && plan.cacheableStatus.storesRejected(head.status.code)
+        {
+            if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
+                let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime)
+            {
+                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan)
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,97 @@
+internal import FoundationEssentials
+internal import HTTPTypes
+internal import Logging
+
+extension RequestCoordinator {
+    /// Decodes a stored response; one that no longer decodes (the model changed, say) is removed
+    /// when `removesUndecodable` (a whole stored response, not a part of it) and the load goes on
+    /// to the network.
+    nonisolated func decodeStored<T: Sendable>(
+        _ execution: Execution, key: CacheKey, cache: TieredCache, plan: LoadPlan, removesUndecodable: Bool = true,
+        finish: @Sendable (Execution) async throws -> T
+    ) async throws -> T? {
+        do {
+            return try await finish(execution)
+        } catch let error as ServiceError
+            where removesUndecodable && (error.code == .decodingFailed || error.code == .validationFailed)
+        {
+            await cache.removeEntry(for: key)
+            events.emit(plan.id, .cache(.invalidated(key: key.description)))
+            plan.logger?.info("cached response no longer decodes; removed", metadata: ["sdk.error.code": "\(error.code)"])
+            return nil
+        }
+    }
+
+    nonisolated func serveAfterError<T: Sendable>(
+        _ fallback: TieredCache.Hit, error: ServiceError, key: CacheKey, plan: LoadPlan,
+        finish: @Sendable (Execution) async throws -> T
+    ) async throws -> (T, Execution) {
+        events.emit(plan.id, .cache(.servedAfterError(fallback.tier, key: key.description)))
+        plan.logger?.debug("network failed; serving the cached response", metadata: ["sdk.error.code": "\(error.code)"])
+        let now = configuration.now()
+        let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now).isFresh
+        let execution = Execution.cached(
+            fallback.response, source: ResponseSource(fallback.tier), now: now, isStale: stale, networkError: error)
+        return (try await finish(execution), execution)
+    }
+
+    /// The entry to store for a network response, or nil when it may not be stored under `policy`.
+    nonisolated func storable(
+        _ execution: Execution, policy: CachePolicy, requestTime: Date, responseTime: Date
+    ) -> CachedResponse? {
+        guard let request = execution.request else { return nil }
+        let head = execution.response.head
+        let allowed =
+            policy.mode == .http
+            ? HTTPCacheRules.isStorable(request: request, response: head)
+            : HTTPCacheRules.mayStore(request: request, response: head)
+        guard allowed else { return nil }
+        var entry = CachedResponse(
+            status: head.status.code, headerFields: HTTPCacheRules.storedFields(of: head),
+            body: execution.response.body, requestTime: requestTime, responseTime: responseTime,
+            variant: HTTPCacheRules.variant(of: request, responseFields: head.headerFields))
+        if policy.mode == .http && !entry.hasValidators {
+            // Without validators an entry is useless once past its stale windows: let stores drop it.
+            let control = CacheControl(head.headerFields)
+            let freshness = HTTPCacheRules.freshness(of: entry, now: responseTime)
+            let window = max(control.staleWhileRevalidate ?? 0, control.staleIfError ?? 0)
+            entry.expiresAt = responseTime + max(0, -freshness.staleness) + TimeInterval(window)
+        }
+        return entry
+    }
+
+    nonisolated func store(
+        _ entry: CachedResponse, key: CacheKey, tiers: CachePolicy.Tiers, cache: TieredCache, plan: LoadPlan
+    ) async {
+        let kept = await cache.store(entry, for: key, in: tiers)
+        for tier in [CacheTier.memory, .disk] where kept.contains(tier == .memory ? .memory : .disk) {
+            events.emit(plan.id, .cache(.stored(tier, key: key.description, bytes: entry.cost)))
+        }
+    }
+
+    /// Revalidates in the background (`stale-while-revalidate`), as its own load with a new id.
+    nonisolated func refreshInBackground<T: Sendable>(
+        _ plan: LoadPlan, finish: @escaping @Sendable (Execution) async throws -> T
+    ) {
+        var refresh = plan
+        refresh.id = events.makeRequestID()
+        plan.logger?.debug("serving stale; refreshing in the background", metadata: ["sdk.refresh.id": "\(refresh.id)"])
+        Self.startBackground(on: self) { [refresh] coordinator in
+            _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
+        }
+    }
+
+    /// Failures that mean the network (or the server) could not answer, as opposed to an answer
+    /// the resource rejected.
+    static func isNetworkFailure(_ error: ServiceError) -> Bool {
+        switch error.code {
+        case .cancelled, .shutDown, .redundantRequest, .invalidRequest, .encodingFailed, .decodingFailed,
+            .validationFailed, .cacheMiss:
+            return false
+        case .unacceptableStatus:
+            return (error.status?.code ?? 0) >= 500
+        default:
+            return true
+        }
+    }
+}

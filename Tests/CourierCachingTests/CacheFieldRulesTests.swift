@@ -1,0 +1,102 @@
+import CourierCaching
+import Foundation
+import Testing
+
+@Suite("Age, max-age, Connection, ranges, HEAD and invalidation targets (RFC 9111)")
+struct CacheFieldRulesTests {
+    let sent = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func entry(_ fields: [(String, String)], body: String = "0123456789") -> CachedResponse {
+        var headers = HTTPFields()
+        for (name, value) in fields { headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        return CachedResponse(status: 200, headerFields: headers, body: Data(body.utf8), requestTime: sent, responseTime: sent)
+    }
+
+    @Test("Age: the first member of a list or of several lines; an invalid first member is ignored")
+    func age() {
+        #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200, 0")]).headerFields) == 7200)
+        #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200"), ("Age", "0")]).headerFields) == 7200)
+        #expect(HTTPCacheRules.ageValue(of: entry([("Age", " 30 ")]).headerFields) == 30)
+        for invalid in ["30s", "1.5", "-3", "", ", 5", "abc"] {
+            #expect(HTTPCacheRules.ageValue(of: entry([("Age", invalid)]).headerFields) == nil)
+        }
+        #expect(HTTPCacheRules.currentAge(of: entry([("Age", "7200, 0")]), now: sent + 1) == 7201)
+    }
+
+    @Test("max-age: spaces around =, decimals and disagreeing duplicates are invalid; quoted is fine")
+    func maxAge() {
+        #expect(CacheControl("max-age = 60").maxAge == .invalid)
+        #expect(CacheControl("max-age =60").maxAge == .invalid)
+        #expect(CacheControl("max-age=60.0").maxAge == .invalid)
+        #expect(CacheControl("max-age=\"60\"").maxAge == .seconds(60))
+        #expect(CacheControl("max-age=60, max-age=10").hasConflictingValues("max-age"))
+        #expect(!CacheControl("max-age=60, max-age=60").hasConflictingValues("max-age"))
+        #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Cache-Control", "max-age=60, max-age=10")])) == 0)
+        #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=60")])) == 60)
+        let date = HTTPDate.format(sent)
+        let later = HTTPDate.format(sent + 60)
+        #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Date", date), ("Expires", later), ("Expires", date)])) == 0)
+    }
+
+    @Test("fields named in Connection and hop-by-hop fields are not stored, nor merged from a 304")
+    func connection() {
+        var head = HTTPResponse(status: .ok)
+        head.headerFields.append(HTTPField(name: .connection, value: "X-A, x-b"))
+        for name in ["X-A", "X-B", "X-C", "Keep-Alive"] { head.headerFields[HTTPField.Name(name)!] = "1" }
+        let stored = HTTPCacheRules.storedFields(of: head)
+        #expect(stored.map(\.name.rawName) == ["X-C"])
+        let merged = HTTPCacheRules.freshened(entry([]), with: head, requestTime: sent, responseTime: sent)
+        #expect(merged.headerFields.map(\.name.rawName) == ["X-C"])
+    }
+
+    @Test("byte ranges the cache answers, and those it leaves to the server")
+    func ranges() {
+        #expect(HTTPCacheRules.byteRange("bytes=0-3", length: 10) == .init(first: 0, last: 3))
+        #expect(HTTPCacheRules.byteRange("bytes=8-20", length: 10) == .init(first: 8, last: 9))
+        #expect(HTTPCacheRules.byteRange("Bytes=7-", length: 10) == .init(first: 7, last: 9))
+        #expect(HTTPCacheRules.byteRange("bytes=-3", length: 10) == .init(first: 7, last: 9))
+        #expect(HTTPCacheRules.byteRange("bytes=-30", length: 10) == .init(first: 0, last: 9))
+        for refused in ["bytes=10-", "bytes=5-2", "bytes=-0", "bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes=", "0-1"] {
+            #expect(HTTPCacheRules.byteRange(refused, length: 10) == nil)
+        }
+        let part = HTTPCacheRules.partial(entry([]), range: "bytes=2-4")
+        #expect(part?.status == 206 && part?.body == Data("234".utf8))
+        #expect(part?.headerFields[.contentRange] == "bytes 2-4/10")
+    }
+
+    @Test("a HEAD's 200 updates the stored GET only when its validators and length agree")
+    func head() {
+        let stored = entry([("ETag", "\"a\""), ("Cache-Control", "max-age=0")])
+        func head(_ fields: [HTTPField.Name: String]) -> HTTPResponse {
+            var response = HTTPResponse(status: .ok)
+            for (name, value) in fields { response.headerFields[name] = value }
+            return response
+        }
+        let updated = HTTPCacheRules.freshened(
+            stored, withHead: head([.eTag: "\"a\"", .contentLength: "10", .cacheControl: "max-age=9"]), requestTime: sent,
+            responseTime: sent + 5)
+        #expect(updated?.headerFields[.cacheControl] == "max-age=9" && updated?.body == stored.body)
+        #expect(updated?.responseTime == sent + 5)
+        #expect(HTTPCacheRules.freshened(stored, withHead: head([.eTag: "\"b\""]), requestTime: sent, responseTime: sent) == nil)
+        #expect(HTTPCacheRules.freshened(stored, withHead: head([.contentLength: "11"]), requestTime: sent, responseTime: sent) == nil)
+        #expect(HTTPCacheRules.freshened(stored, withHead: head([.lastModified: "x"]), requestTime: sent, responseTime: sent) == nil)
+    }
+
+    @Test("Location and Content-Location: same-origin absolute, network-path, absolute-path and relative references")
+    func invalidationTargets() {
+        let request = HTTPRequest(method: .post, scheme: "https", authority: "api.example.com", path: "/v1/items?x=1")
+        func targets(_ location: String) -> [String?] {
+            var response = HTTPResponse(status: .created)
+            response.headerFields[.location] = location
+            return HTTPCacheRules.invalidatedRequests(after: request, response: response).map(\.path)
+        }
+        #expect(targets("https://API.example.com/v1/items/7#top") == ["/v1/items?x=1", "/v1/items/7"])
+        #expect(targets("//api.example.com/a") == ["/v1/items?x=1", "/a"])
+        #expect(targets("/v1/items/8") == ["/v1/items?x=1", "/v1/items/8"])
+        #expect(targets("items/9") == ["/v1/items?x=1", "/v1/items/9"])
+        #expect(targets("?page=2") == ["/v1/items?x=1", "/v1/items?page=2"])
+        #expect(targets("http://api.example.com/v1/items/7") == ["/v1/items?x=1"])
+        #expect(targets("https://other.example.com/v1/items/7") == ["/v1/items?x=1"])
+        #expect(HTTPCacheRules.invalidatedRequests(after: request, response: HTTPResponse(status: .ok)).map(\.method) == [.get])
+    }
+}
