@@ -8,6 +8,8 @@ public struct TransferOptions: Sendable {
     /// fails with `timedOut`: a server that stalls before its head, after it or mid-body.
     /// 60 seconds by default (as `URLSession`'s request timeout); whole seconds, rounded up;
     /// `nil` removes the limit. A streamed body paused because its consumer lags is not idle.
+    /// curl averages the speed over the last 5 seconds, so a stall right after some bytes ends
+    /// up to 5 seconds past the limit.
     public var idleTimeout: Duration? = .seconds(60)
     /// Abort when the transfer is slower than this for this long. `nil` by default. When
     /// set, it replaces ``idleTimeout`` (both use curl's one speed check).

@@ -21,7 +21,9 @@ import Testing
             let error = await serviceError { _ = try await transport.send(server.request(route), body: nil, options: options) }
             #expect(error?.code == .timedOut, "\(route): \(String(describing: error))")
             #expect(error?.isRetryable == true)
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // curl averages speed over the last 5 s, so a stall after a few bytes ends up to
+            // 5 s past the limit; a sanitizer build is slower still. The point: it ends.
+            #expect(ContinuousClock.now - started < .seconds(25))
         }
     }
 
