@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aCoordinatorLoadDecodesAResponseServedOverHTTP2() async throws {
-        let server = try NginxServer.start()
+        let server = try await NginxServer.start()
         defer { server.stop() }
         let transport = CurlTransport()
         var configuration = RequestCoordinator.Configuration()

@@ -29,7 +29,7 @@ import Testing
     /// Starts nginx and a transport that trusts its certificate authority, runs `body`, and
     /// stops both whether `body` throws or not.
     func withNginx<T>(_ body: (NginxServer, CurlTransport, TransferOptions) async throws -> T) async throws -> T {
-        let server = try NginxServer.start()
+        let server = try await NginxServer.start()
         let transport = CurlTransport()
         var options = TransferOptions()
         options.tls.certificateAuthorityFile = server.certificateAuthorityFile

@@ -51,6 +51,7 @@ extension NginxServer {
         let script = """
             set -e
             cd "$0"
+            exec >openssl.log 2>&1
             curve="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
             openssl req -x509 $curve -keyout ca-key.pem -out ca.pem -days 2 -subj '/CN=Courier Test CA' \
                 -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign'
@@ -60,17 +61,10 @@ extension NginxServer {
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
                 -extfile server.ext -out server.pem
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, directory]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NginxServerError.commandFailed("openssl: " + String(decoding: printed, as: UTF8.self))
+        let openssl = try ChildProcess.spawn("/bin/sh", ["-c", script, directory])
+        guard openssl.wait() == 0 else {
+            let log = (try? String(contentsOfFile: directory + "/openssl.log", encoding: .utf8)) ?? ""
+            throw NginxServerError.commandFailed("openssl: " + log)
         }
         return directory + "/ca.pem"
     }

@@ -21,9 +21,7 @@ import Synchronization
 /// nginx runs in the foreground (`daemon off`) with a watcher process that holds the read
 /// end of a pipe: when the test process closes the write end (``stop()``, `deinit`) or
 /// dies, the watcher stops nginx, so no server outlives its test.
-public final class NginxServer: @unchecked Sendable {
-    // @unchecked: every stored property is a `let`; `Process` and `FileHandle` are not marked
-    // Sendable, but `stop` (guarded by `stopped`) is the only code that touches them.
+public final class NginxServer: Sendable {
     /// The temporary directory holding certificates, configuration and logs.
     public let directory: String
     /// The main listener's port.
@@ -32,8 +30,9 @@ public final class NginxServer: @unchecked Sendable {
     public let goAwayPort: Int
     /// The test certificate authority (PEM) that signed the server's certificate.
     public let certificateAuthorityFile: String
-    private let process: Process
-    private let lifeline: FileHandle
+    private let process: ChildProcess
+    /// The write end of the pipe whose closing stops nginx (closed once, by `stop`).
+    private let lifeline: Int32
     private let stopped = Mutex(false)
 
     /// Requests one connection to ``goAwayPort`` serves before nginx sends `GOAWAY`.
@@ -45,13 +44,13 @@ public final class NginxServer: @unchecked Sendable {
     }
 
     private init(
-        directory: String, ports: (main: Int, goAway: Int), certificateAuthorityFile: String, shell: Process,
-        lifeline: FileHandle
+        directory: String, ports: (main: Int, goAway: Int), certificateAuthorityFile: String, process: ChildProcess,
+        lifeline: Int32
     ) {
         self.directory = directory
         (port, goAwayPort) = ports
         self.certificateAuthorityFile = certificateAuthorityFile
-        self.process = shell
+        self.process = process
         self.lifeline = lifeline
     }
 
@@ -61,8 +60,15 @@ public final class NginxServer: @unchecked Sendable {
     public var goAwayAuthority: String { "127.0.0.1:\(goAwayPort)" }
 
     /// Makes the certificates and configuration, starts nginx and returns once both
-    /// listeners accept connections.
-    public static func start() throws -> NginxServer {
+    /// listeners accept connections. The waiting (openssl, nginx's start) happens on a
+    /// thread of its own, not on the cooperative pool the tests share.
+    public static func start() async throws -> NginxServer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try startBlocking() }) }.start()
+        }
+    }
+
+    private static func startBlocking() throws -> NginxServer {
         guard let binary else { throw NginxServerError.notInstalled }
         let directory = NSTemporaryDirectory() + "courier-nginx-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)
@@ -92,26 +98,23 @@ public final class NginxServer: @unchecked Sendable {
         try configuration(directory: directory, ports: ports)
             .write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
         for file in ["error.log", "nginx.pid"] { try? FileManager.default.removeItem(atPath: directory + "/" + file) }
-        // The shell forks a watcher that holds the pipe, then becomes nginx (`exec`, so the
-        // process Foundation waits for is nginx's master). The watcher sends nginx SIGTERM when
-        // the pipe closes: on `stop()`, or when the test process dies. (Not `nginx & wait`: the
-        // test process's threads block SIGCHLD, the shell inherits that mask and its `wait`
-        // would never return.)
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = [
-            "-c",
-            #"exec 3<&0; (read _ <&3; kill -TERM $$) & exec "$0" -p "$1" -c "$1/nginx.conf" -e "$1/error.log" 3<&- </dev/null"#,
-            binary, directory,
-        ]
-        let pipe = Pipe()
-        shell.standardInput = pipe
-        shell.standardOutput = FileHandle.nullDevice
-        shell.standardError = FileHandle.nullDevice
-        try shell.run()
+        var pipe: [Int32] = [0, 0]
+        // Close-on-exec, so that no other child inherits the write end (a window remains for
+        // children that Foundation's `Process` starts in between: `stop` also signals nginx).
+        guard Glibc.pipe(&pipe) == 0 else { throw NginxServerError.commandFailed("pipe") }
+        for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess.spawn("/bin/sh", ["-c", launcher, binary, directory], standardInput: pipe[0])
+            close(pipe[0])
+        } catch {
+            close(pipe[0])
+            close(pipe[1])
+            throw error
+        }
         let server = NginxServer(
-            directory: directory, ports: ports, certificateAuthorityFile: certificateAuthorityFile, shell: shell,
-            lifeline: pipe.fileHandleForWriting)
+            directory: directory, ports: ports, certificateAuthorityFile: certificateAuthorityFile, process: process,
+            lifeline: pipe[1])
         do {
             try server.waitUntilListening()
             return server
@@ -121,6 +124,15 @@ public final class NginxServer: @unchecked Sendable {
         }
     }
 
+    /// The launcher script (`$0` is nginx, `$1` the directory): it forks a watcher that holds
+    /// the pipe on stdin, then becomes nginx (`exec`: the child is nginx's master). The watcher
+    /// sends nginx SIGTERM when the pipe closes: on `stop()`, or when the test process dies.
+    private static let launcher = #"""
+        exec 3<&0
+        (read _ <&3; kill -TERM $$) &
+        exec "$0" -p "$1" -c "$1/nginx.conf" -e "$1/error.log" 3<&- </dev/null
+        """#
+
     /// Waits (10 s at most) until nginx listens, or reports why it cannot. nginx writes its
     /// pid file only after it has bound and opened every listening socket, so a pid file
     /// means connections are accepted (they queue until a worker takes them).
@@ -129,7 +141,7 @@ public final class NginxServer: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             let log = errorLog
             if log.contains("Address already in use") { throw NginxServerError.portTaken }
-            if log.contains("[emerg]") || !process.isRunning { throw NginxServerError.didNotStart(log) }
+            if log.contains("[emerg]") || process.hasExited { throw NginxServerError.didNotStart(log) }
             let pid = (try? String(contentsOfFile: directory + "/nginx.pid", encoding: .utf8)) ?? ""
             if pid.hasSuffix("\n") { return }
             usleep(5_000)
@@ -147,9 +159,9 @@ public final class NginxServer: @unchecked Sendable {
 
     private func stop(removingFiles: Bool) {
         guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        try? lifeline.close()
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
+        close(lifeline)
+        if !process.hasExited { kill(process.pid, SIGTERM) }
+        process.wait()
         if removingFiles { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
