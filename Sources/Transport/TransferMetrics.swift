@@ -17,11 +17,16 @@ public struct TransferMetrics: Sendable, Hashable {
     public var bytesReceived: Int64 = 0
     /// Bytes of body sent.
     public var bytesSent: Int64 = 0
-    /// New connections this transfer opened (0 when it reused one).
+    /// New connections this transfer opened (`CURLINFO_NUM_CONNECTS`): 0 when it reused one,
+    /// kept alive (HTTP/1.1) or multiplexed (HTTP/2). Summed over transfers, it counts the
+    /// connections they opened, those made to retry streams a server refused after a
+    /// `GOAWAY` included.
     public var newConnections = 0
-    /// The HTTP version used: "1.0", "1.1", "2" or "3".
+    /// The HTTP version of the response (`CURLINFO_HTTP_VERSION`): "1.0", "1.1", "2" or "3".
+    /// Over https, "2" when the server offered h2 by ALPN (``TransferOptions/httpVersion``).
     public var httpVersion = ""
-    /// The local port of the connection, useful to see connection reuse.
+    /// The local port of the connection, useful to see connection reuse: transfers
+    /// multiplexed on one HTTP/2 connection share it.
     public var localPort = 0
 
     /// Creates empty metrics.

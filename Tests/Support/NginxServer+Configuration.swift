@@ -1,0 +1,96 @@
+import Foundation
+
+extension NginxServer {
+    /// nginx's configuration: every path inside `directory` (pid, logs, temp files), two
+    /// `ssl http2` listeners (see ``NginxServer``). `listen ... http2` is the nginx 1.22
+    /// spelling (Debian 12); 1.25 deprecates it for `http2 on;` but still accepts it.
+    static func configuration(directory: String, ports: (main: Int, goAway: Int)) -> String {
+        let routes = """
+                    default_type text/plain;
+                    location /echo/ { return 200 "$server_protocol $connection $connection_requests $request_uri"; }
+                    location = /json {
+                        default_type application/json;
+                        return 200 '{"name":"courier","protocol":"$server_protocol"}';
+                    }
+                    location = /reset { return 444; }
+            """
+        return """
+            worker_processes 1;
+            daemon off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/error.log warn;
+            events { worker_connections 1024; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/temp/body;
+                proxy_temp_path \(directory)/temp/proxy;
+                fastcgi_temp_path \(directory)/temp/fastcgi;
+                uwsgi_temp_path \(directory)/temp/uwsgi;
+                scgi_temp_path \(directory)/temp/scgi;
+                ssl_certificate \(directory)/server.pem;
+                ssl_certificate_key \(directory)/server-key.pem;
+                ssl_protocols TLSv1.2 TLSv1.3;
+                http2_max_concurrent_streams 128;
+                keepalive_requests 10000;
+                server {
+                    listen 127.0.0.1:\(ports.main) ssl http2;
+            \(routes)
+                }
+                server {
+                    listen 127.0.0.1:\(ports.goAway) ssl http2;
+                    keepalive_requests \(requestsBeforeGoAway);
+            \(routes)
+                }
+            }
+            """
+    }
+
+    /// Makes a test certificate authority and a server certificate it signs, valid for
+    /// 127.0.0.1 and localhost, in `directory`; returns the authority's PEM file.
+    static func makeCertificates(in directory: String) throws -> String {
+        let script = """
+            set -e
+            cd "$0"
+            exec >openssl.log 2>&1
+            curve="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+            openssl req -x509 $curve -keyout ca-key.pem -out ca.pem -days 2 -subj '/CN=Courier Test CA' \
+                -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign'
+            openssl req $curve -keyout server-key.pem -out server.csr -subj '/CN=127.0.0.1'
+            printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' \
+                > server.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 \
+                -extfile server.ext -out server.pem
+            """
+        let openssl = try ChildProcess.spawn("/bin/sh", ["-c", script, directory])
+        guard openssl.wait() == 0 else {
+            let log = (try? String(contentsOfFile: directory + "/openssl.log", encoding: .utf8)) ?? ""
+            throw NginxServerError.commandFailed("openssl: " + log)
+        }
+        return directory + "/ca.pem"
+    }
+}
+
+/// Loopback TCP ports.
+enum LocalPort {
+    /// `count` distinct ports nobody listens on right now (all bound at once, then released).
+    static func free(_ count: Int) throws -> [Int] {
+        var descriptors: [Int32] = []
+        defer { descriptors.forEach { close($0) } }
+        return try (0..<count).map { _ in
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { throw NginxServerError.commandFailed("socket()") }
+            descriptors.append(descriptor)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+                }
+            }
+            guard bound else { throw NginxServerError.commandFailed("bind(127.0.0.1:0)") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+}
