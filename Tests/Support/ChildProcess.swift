@@ -1,5 +1,5 @@
+import CourierCore
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ import Glibc
 final class ChildProcess: Sendable {
     let pid: pid_t
     /// The wait status, once reaped.
-    private let status = Mutex<Int32?>(nil)
+    private let status = LockedValue<Int32?>(nil)
 
     private init(pid: pid_t) { self.pid = pid }
 

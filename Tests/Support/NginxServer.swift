@@ -1,5 +1,5 @@
+import CourierCore
 import Foundation
-import Synchronization
 
 /// nginx speaking HTTP/2 over TLS on 127.0.0.1, for tests of the transport's HTTP/2 path
 /// (the NIO ``TestServer`` speaks HTTP/1.1 only). Everything it needs lives in a temporary
@@ -33,7 +33,7 @@ public final class NginxServer: Sendable {
     private let process: ChildProcess
     /// The write end of the pipe whose closing stops nginx (closed once, by `stop`).
     private let lifeline: Int32
-    private let stopped = Mutex(false)
+    private let stopped = LockedValue(false)
 
     /// Requests one connection to ``goAwayPort`` serves before nginx sends `GOAWAY`.
     public static let requestsBeforeGoAway = 10
