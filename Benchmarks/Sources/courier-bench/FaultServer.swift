@@ -42,7 +42,11 @@ final class FaultServer: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    var snapshot: FaultServerCounts { counts.withLock { $0 } }
+    var snapshot: FaultServerCounts {
+        var snapshot = counts.withLock { $0 }
+        snapshot.cpuSeconds = cpuSeconds()
+        return snapshot
+    }
 
     /// Accepts connections on a thread of its own, each served on a new thread.
     func start() {
@@ -170,6 +174,8 @@ struct FaultServerCounts: Codable, Sendable {
     var connections = 0
     var requests = 0
     var faults: [String: Int] = [:]
+    /// The server's CPU time: next to the client's, it shows whether the server kept up.
+    var cpuSeconds = 0.0
 
     mutating func record(_ fault: Fault) {
         requests += 1

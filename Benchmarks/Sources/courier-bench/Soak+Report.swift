@@ -39,7 +39,8 @@ extension SoakRun {
 
         let perLoad = Double(server.requests) / max(loads, 1)
         print(
-            " server: \(server.requests) requests (\(String(format: "%.2f", perLoad)) per load) on \(server.connections) connections")
+            " server: \(server.requests) requests (\(String(format: "%.2f", perLoad)) per load) on \(server.connections) connections,"
+                + String(format: " %.1f s CPU", server.cpuSeconds))
         for fault in Fault.allCases {
             let count = server.faults[fault.rawValue] ?? 0
             print("  " + fault.rawValue.padded(30) + "\(count)".leftPadded(9))
@@ -49,11 +50,12 @@ extension SoakRun {
         let rate = loadsPerSecond
         print(
             String(
-                format: " %d loads in %.1f s: %.0f loads/s; slowest load %.2f s", outcomes.ended, seconds, rate,
-                outcomes.slowest.seconds))
+                format: " %d loads in %.1f s: %.0f loads/s, %.0f µs CPU per load; slowest load %.2f s", outcomes.ended,
+                seconds, rate, cpuSeconds * 1e6 / max(loads, 1), outcomes.slowest.seconds))
         var notes: [String: Double] = [
             "loads": loads, "seconds": seconds, "seed": Double(options.seed), "server requests": Double(server.requests),
-            "slowest load s": outcomes.slowest.seconds, "passed": failures.isEmpty ? 1 : 0,
+            "slowest load s": outcomes.slowest.seconds,
+            "µs CPU/load": cpuSeconds * 1e6 / max(loads, 1), "server CPU s": server.cpuSeconds, "passed": failures.isEmpty ? 1 : 0,
         ]
         notes["overdue"] = Double(outcomes.overdue.count)
         notes["wrong bodies"] = Double(outcomes.wrongBodies.count)

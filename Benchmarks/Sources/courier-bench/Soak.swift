@@ -10,11 +10,12 @@ struct SoakOptions: Sendable {
     var seconds = 900
     var seed: UInt64 = 1
     /// Each attempt's total time (`Resource.timeout`), so that a stalled answer ends.
-    var attemptTimeout: Duration = .seconds(1)
+    let attemptTimeout: Duration = .seconds(1)
 
     /// How long one load may take before it counts as one that never ends: three attempts of
     /// `attemptTimeout`, two `Retry-After: 1` waits, and 10 s for a busy machine.
-    var loadBound: Duration { attemptTimeout * 3 + .seconds(2) + .seconds(10) }
+    /// `--soak-load-bound` sets another (below 1 s, it shows the soak failing on stalls).
+    var loadBound: Duration = .seconds(1) * 3 + .seconds(2) + .seconds(10)
 
     init(quick: Bool, value: (String) -> String?) throws {
         if quick {
@@ -32,6 +33,10 @@ struct SoakOptions: Sendable {
         if let text = value("--soak-seconds") {
             guard let number = Int(text), number > 0 else { throw BenchError("--soak-seconds takes a positive number") }
             seconds = number
+        }
+        if let text = value("--soak-load-bound") {
+            guard let number = Double(text), number > 0 else { throw BenchError("--soak-load-bound takes seconds") }
+            loadBound = .milliseconds(Int64(number * 1_000))
         }
         if let text = value("--soak-seed") {
             guard let number = UInt64(text) else { throw BenchError("--soak-seed takes a number") }
@@ -60,6 +65,7 @@ struct SoakRun: Sendable {
     var samples: SoakSamples
     var seconds: Double
     var server: FaultServerCounts
+    var cpuSeconds: Double
     /// Loads ended after the worker gave up on them (they were cancelled).
     var lateEndings: Int
     var shutdownEnded: Bool
@@ -81,6 +87,7 @@ func soak(options: SoakOptions, report: Report) async throws -> [String] {
     let watches = (0..<options.concurrency).map { _ in LoadWatch() }
     var samples = SoakSamples(before: .now())
     let start = ContinuousClock.now
+    let cpuBefore = cpuSeconds()
     let deadline = start + .seconds(options.seconds)
     let base = server.base
     let monitor = Task { await watchdog(watches, bound: options.loadBound, loads: options.loads, tally: tally) }
@@ -110,6 +117,7 @@ func soak(options: SoakOptions, report: Report) async throws -> [String] {
         }
     }
     let seconds = (ContinuousClock.now - start).seconds
+    let cpu = cpuSeconds() - cpuBefore
     monitor.cancel()
     for sample in await monitor.value { samples.record(sample) }
     samples.atTenPercent = tally.atTenPercent.withLock { $0 }
@@ -120,6 +128,7 @@ func soak(options: SoakOptions, report: Report) async throws -> [String] {
     progress(nil)
     let run = SoakRun(
         options: options, outcomes: tally.snapshot, samples: samples, seconds: seconds, server: try server.stop(),
+        cpuSeconds: cpu,
         lateEndings: watches.reduce(0) { $0 + $1.lateEndings.load(ordering: .relaxed) }, shutdownEnded: shutdownEnded)
     return run.report(to: report)
 }

@@ -17,7 +17,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
         """
         usage: courier-bench [--quick] [--filter e2e,parse,cache,coalescing] [--output bench-results.json]
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
-                             [--soak-seed N] [--output soak-results.json]
+                             [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
           --quick       fewer requests and one run per figure; with --soak, 10,000 loads and at most 45 s
           --filter      the scenarios to run (all by default)
@@ -26,9 +26,15 @@ if arguments.contains("--help") || arguments.contains("-h") {
                         a default RequestCoordinator against a loopback server that mixes stalls, resets,
                         truncated bodies, 503s with Retry-After and bad gzip with good answers, chosen
                         from the seed (1) per request. Exits 1 if a load does not end in time, succeeds
-                        with a wrong body or throws other than ServiceError, or if file descriptors,
-                        threads or RSS grow from 10% of the loads to the end (more than 8, 4, 25%).
-          --soak-seconds  no new load starts past this many seconds (900; 45 with --quick)
+                        with a wrong body or throws other than ServiceError, if file descriptors,
+                        threads or RSS grow from 10% of the loads to the end (by more than 8, 4, 25%),
+                        or if more than 2 descriptors stay open once the transport has shut down.
+          --soak-loads N        loads in all (100,000; 10,000 with --quick)
+          --soak-concurrency C  loads at once (64)
+          --soak-seconds S      no new load starts past S seconds (900; 45 with --quick)
+          --soak-seed N         the seed that picks each answer (1)
+          --soak-load-bound S   seconds a load may take before it counts as one that never ends (15;
+                                below 1, stalled loads exceed it: a way to see the soak fail)
         """)
     exit(0)
 }
