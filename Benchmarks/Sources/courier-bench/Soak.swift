@@ -123,7 +123,7 @@ func soak(options: SoakOptions, report: Report) async throws -> [String] {
     samples.atTenPercent = tally.atTenPercent.withLock { $0 }
     samples.atEnd = .now()
     samples.record(samples.atEnd!)
-    let shutdownEnded = await ended(within: .seconds(10)) { await transport.shutdown(cancellingInFlight: true) }
+    let shutdownEnded = await finishes(within: .seconds(10)) { await transport.shutdown(cancellingInFlight: true) }
     samples.afterShutdown = .now()
     progress(nil)
     let run = SoakRun(
@@ -152,7 +152,7 @@ private func watchdog(_ watches: [LoadWatch], bound: Duration, loads: Int, tally
 }
 
 /// Runs `operation` and waits for it at most `limit`; returns whether it ended in time.
-private func ended(within limit: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
+private func finishes(within limit: Duration, _ operation: @escaping @Sendable () async -> Void) async -> Bool {
     final class Flag: Sendable { let value = Atomic<Bool>(false) }
     let done = Flag()
     Task {

@@ -2,6 +2,7 @@
 //
 //     courier-bench [--quick] [--filter e2e,parse,cache,coalescing] [--output bench-results.json]
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
+//                          [--soak-load-bound S] [--output soak-results.json]
 //
 // End to end against nginx (started here, on 127.0.0.1, with a generated configuration; when it
 // cannot be had, only parse and cache run), each client in a child process of its own.
