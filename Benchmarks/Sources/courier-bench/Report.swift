@@ -58,6 +58,11 @@ final class Report: @unchecked Sendable {
         return figure
     }
 
+    /// Adds a figure without printing it, for sections that print their own table.
+    func append(_ figure: Figure) {
+        figures.append(figure)
+    }
+
     /// Starts a scenario with a line of its own (`detail` adds to its name).
     func scenario(_ name: String, detail: String) {
         progress(nil)

@@ -1,0 +1,68 @@
+import Foundation
+import Glibc
+
+/// The soak's fault server as a child process: started with `--fault-server SEED`, it prints
+/// `port N`, serves until its standard input closes (also when this process dies), then
+/// prints its ``FaultServerCounts`` as one JSON line and exits.
+final class FaultServerProcess {
+    let port: Int
+    private let process: Process
+    private let input: Pipe
+    private let output: Pipe
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    private init(port: Int, process: Process, input: Pipe, output: Pipe) {
+        self.port = port
+        self.process = process
+        self.input = input
+        self.output = output
+    }
+
+    static func start(seed: UInt64) throws -> FaultServerProcess {
+        let process = Process()
+        let input = Pipe()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        process.arguments = ["--fault-server", "\(seed)"]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
+            process.terminate()
+            throw BenchError("the fault server did not start: \(text)")
+        }
+        return FaultServerProcess(port: port, process: process, input: input, output: output)
+    }
+
+    /// Closes the server's input, waits for it to exit and returns what it counted.
+    func stop() throws -> FaultServerCounts {
+        try input.fileHandleForWriting.close()
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard let line = String(decoding: rest, as: UTF8.self).split(separator: "\n").last,
+            let counts = try? JSONDecoder().decode(FaultServerCounts.self, from: Data(line.utf8))
+        else { throw BenchError("the fault server exited with \(process.terminationStatus) and no counts") }
+        return counts
+    }
+}
+
+/// The child's side: serves until standard input reaches its end.
+func runFaultServer(seed: UInt64) throws -> Never {
+    signal(SIGPIPE, SIG_IGN)
+    let server = try FaultServer(seed: seed)
+    server.start()
+    FileHandle.standardOutput.write(Data("port \(server.port)\n".utf8))
+    var byte: UInt8 = 0
+    while read(STDIN_FILENO, &byte, 1) != 0 {}
+    let counts = try JSONEncoder().encode(server.snapshot)
+    FileHandle.standardOutput.write(counts + Data("\n".utf8))
+    exit(0)
+}
