@@ -203,18 +203,15 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent("courier-cache-writer")
             for round in 0..<3 {
-                let process = Process()
-                process.executableURL = executable
-                process.arguments = [directory, "8", "\(200_000 + round * 50_000)"]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
+                let output = OutputPipe()
+                let writer = try ChildProcess.spawn(
+                    executable.path, [directory, "8", "\(200_000 + round * 50_000)"], standardOutput: output.writeEnd)
+                output.closeWriteEnd()
                 // Wait for the first complete write, let it run on, then kill it without warning.
-                _ = output.fileHandleForReading.availableData
+                #expect(output.readLine() == Array("ready\n".utf8))
                 try await Task.sleep(for: .milliseconds(30 + round * 20))
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                #expect(process.terminationReason == .uncaughtSignal)
+                kill(writer.pid, SIGKILL)
+                #expect(writer.wait() == 128 + SIGKILL)
             }
             let cache = try DiskCache(directory: directory)
             var found = 0

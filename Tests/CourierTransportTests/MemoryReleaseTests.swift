@@ -18,17 +18,11 @@ import Testing
     @Test func residentMemoryReturnsNearItsBaselineAfterABurst() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.testProductsDirectory)
-            .appendingPathComponent("courier-memory-probe")
-        process.arguments = [server.authority]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let figures = try JSONDecoder().decode(Figures.self, from: data)
+        let path = URL(fileURLWithPath: CommandLine.testProductsDirectory)
+            .appendingPathComponent("courier-memory-probe").path
+        let (status, data) = try ChildProcess.run(path, [server.authority])
+        #expect(status == 0)
+        let figures = try JSONDecoder().decode(Figures.self, from: Data(data))
         let megabyte = 1 << 20
         print("memory probe: baseline \(figures.baseline / megabyte) MB, peak \(figures.peak / megabyte) MB, after \(figures.after / megabyte) MB")
         // The burst really held its bodies at once ...

@@ -37,13 +37,15 @@ let baseline = status("VmRSS")
 let paths = (0..<8).flatMap { round in
     ["/bytes?n=\(1 << 20)", "/bytes?n=\(3 << 20)", "/bytes?n=\(9 << 20)", "/gzip?n=\(6 << 20)", "/bytes?n=\(100_000 + round)"]
 } + ["/gzip-bomb?mb=48", "/gzip-bomb?mb=48"]
-let received = try await withThrowingTaskGroup(of: Int.self) { group in
-    for path in paths { group.addTask { try await transport.send(request(path)).body.count } }
-    var total = 0
-    for try await count in group { total += count }
-    return total
+var bodies = try await withThrowingTaskGroup(of: Data.self) { group in
+    for path in paths { group.addTask { try await transport.send(request(path)).body } }
+    var all: [Data] = []
+    for try await body in group { all.append(body) }
+    return all
 }
 let peak = status("VmHWM")
+let received = bodies.reduce(0) { $0 + $1.count }
+bodies = []
 await transport.shutdown()
 let after = status("VmRSS")
 print(#"{"baseline": \#(baseline), "peak": \#(peak), "after": \#(after), "received": \#(received)}"#)

@@ -14,15 +14,18 @@ import Glibc
 /// `waitUntilExit()` spinning. Here the child gets stdin (a given descriptor or
 /// `/dev/null`), stdout and stderr on `/dev/null`, every other descriptor closed, and no
 /// blocked signals (test threads block some, and a shell's `wait` would inherit that).
-final class ChildProcess: Sendable {
-    let pid: pid_t
+public final class ChildProcess: Sendable {
+    public let pid: Int32
     /// The wait status, once reaped.
     private let status = LockedValue<Int32?>(nil)
 
     private init(pid: pid_t) { self.pid = pid }
 
-    /// Starts `path` with `arguments` (after `argv[0]`), its stdin reading `standardInput`.
-    static func spawn(_ path: String, _ arguments: [String], standardInput: Int32? = nil) throws -> ChildProcess {
+    /// Starts `path` with `arguments` (after `argv[0]`), its stdin reading `standardInput` and
+    /// its stdout writing to `standardOutput` (both `/dev/null` when `nil`).
+    public static func spawn(
+        _ path: String, _ arguments: [String], standardInput: Int32? = nil, standardOutput: Int32? = nil
+    ) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -31,8 +34,13 @@ final class ChildProcess: Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let standardOutput {
+            posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         if let closeFrom = addCloseFrom { _ = closeFrom(&actions, 3) }
 
         var attributes = posix_spawnattr_t()
@@ -62,13 +70,22 @@ final class ChildProcess: Sendable {
     }()
 
     /// Whether the child has exited (it is reaped if so).
-    var hasExited: Bool { reap(blocking: false) != nil }
+    public var hasExited: Bool { reap(blocking: false) != nil }
 
     /// Waits for the child to exit; returns its exit code (128 + signal if a signal ended it).
     @discardableResult
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         let status = reap(blocking: true) ?? 0
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Runs `path` to its end and returns its exit code and what it wrote to stdout.
+    public static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
+        let pipe = OutputPipe()
+        let child = try spawn(path, arguments, standardOutput: pipe.writeEnd)
+        pipe.closeWriteEnd()
+        let output = pipe.readToEnd()
+        return (child.wait(), output)
     }
 
     private func reap(blocking: Bool) -> Int32? {
@@ -79,6 +96,56 @@ final class ChildProcess: Sendable {
             repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
             if result == pid { status = raw }
             return status
+        }
+    }
+}
+
+/// A pipe whose write end a child gets as its stdout.
+public final class OutputPipe {
+    private var ends: [Int32] = [-1, -1]
+
+    public init() {
+        // Children get only 0, 1 and 2 (`spawn` closes the rest), so no close-on-exec is needed.
+        precondition(pipe(&ends) == 0, "pipe failed (errno \(errno))")
+    }
+
+    deinit {
+        for end in ends where end >= 0 { close(end) }
+    }
+
+    /// The end the child writes to (duplicated into the child's stdout).
+    public var writeEnd: Int32 { ends[1] }
+
+    /// Closes the parent's copy of the write end, so that reads end when the child exits.
+    public func closeWriteEnd() {
+        if ends[1] >= 0 { close(ends[1]) }
+        ends[1] = -1
+    }
+
+    /// Reads up to the first newline (included) or the end.
+    public func readLine() -> [UInt8] {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(ends[0], &byte, 1) == 1 {
+            line.append(byte)
+            if byte == UInt8(ascii: "\n") { break }
+        }
+        return line
+    }
+
+    /// Reads until the write end is closed everywhere.
+    public func readToEnd() -> [UInt8] {
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(ends[0], &buffer, buffer.count)
+            if count > 0 {
+                output += buffer[..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return output
+            }
         }
     }
 }
