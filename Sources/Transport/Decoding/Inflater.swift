@@ -112,7 +112,12 @@ final class Inflater {
         nextSpace: (Int) throws(ServiceError) -> UnsafeMutableRawBufferPointer
     ) throws(ServiceError) {
         if ended {
-            throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+            // A chunk may end exactly where a gzip member did: the next one starts here (zlib checks its header).
+            guard encoding == .gzip else {
+                throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+            }
+            inflateReset(stream)
+            ended = false
         }
         stream.pointee.next_in = UnsafeMutablePointer(
             mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
