@@ -31,6 +31,19 @@ import Testing
         #expect(Array(whole) == Array("hello world".utf8))
     }
 
+    /// Found with the inflate target's invariant (a zlib stream at chunk size 1): one byte cannot
+    /// tell a zlib header from raw deflate, and the first chunk alone was taken as raw deflate.
+    @Test(arguments: [Compression.Format.zlib, .raw], [1, 2, 7])
+    func deflateSurvivesAOneByteFirstChunk(format: Compression.Format, chunk: Int) throws {
+        let original = Array("hello world, hello deflate".utf8)
+        let stream = Compression.compress(original, format: format)
+        #expect(try inflateChunked(stream, encoding: .deflate, chunk: chunk) == original)
+    }
+
+    @Test func aOneByteDeflateBodyIsTruncated() {
+        #expect(throws: ServiceError.self) { try inflateChunked([0x78], encoding: .deflate, chunk: 1) }
+    }
+
     @Test(arguments: [1, 26, 4_096])
     func garbageOrACutMemberAfterAGzipMemberStillFails(chunk: Int) {
         let member = Compression.compress(Array("hello ".utf8), format: .gzip)
