@@ -27,7 +27,9 @@ public enum HTTPDate {
             return nil
         }
         // Four-digit years only (RFC 9110's `year = 4DIGIT`): a longer one overflowed the day count.
-        guard let day, let month, let year, let time, (1...31).contains(day), (1900...9999).contains(year) else { return nil }
+        guard let day, let month, let year, let time, (1...31).contains(day), (1900...9999).contains(year) else {
+            return nil
+        }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
         let seconds = days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
         // 9999-12-31 23:59:60 would be in year 10000, which no four-digit date can say back.
