@@ -1,18 +1,63 @@
 #!/usr/bin/env bash
-# Fuzzes CourierJSON with libFuzzer and AddressSanitizer for a bounded time.
-#   scripts/fuzz.sh [seconds]   (default 60)
-# Exits non-zero on a crash, a sanitizer report or a timeout; the reproducer is left in
-# .build/fuzz/. Seeds: Fuzz/corpus plus the decoder's own test documents.
+# Fuzzes Courier's parsers with libFuzzer and AddressSanitizer, each for a bounded time.
+#   scripts/fuzz.sh [SECONDS [TARGET...]]   (default 60 seconds, every target)
+# Targets: json head inflate date cache fixture har (see Fuzz/Package.swift). The Fuzz package
+# is built in release with -sanitize=fuzzer,address against this checkout, so internal parsers
+# are reached with @testable import. Seeds: Fuzz/corpus/<target>/; the growing corpus and any
+# reproducer (crash-*, leak-*, timeout-*) are left in .build/fuzz/<target>/.
+# Prints each target's run count; exits non-zero on a crash, a sanitizer report, a failed
+# invariant or a timeout.
 set -euo pipefail
+# Let libFuzzer and ASan report a trap; the Swift runtime's backtracer would fight ASan for it.
+export SWIFT_BACKTRACE=enable=no
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-out=.build/fuzz
-mkdir -p "$out/corpus"
-cp Fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
+shift || true
+all=(json head inflate date cache fixture har)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
-swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzJSON \
-    Fuzz/FuzzJSON.swift $(find Sources/JSON -name '*.swift' | sort) -o "$out/fuzz-json"
+product() {
+    case "$1" in
+        json) echo FuzzJSON ;; head) echo FuzzHead ;; inflate) echo FuzzInflate ;; date) echo FuzzDate ;;
+        cache) echo FuzzCache ;; fixture) echo FuzzFixture ;; har) echo FuzzHAR ;;
+        *) echo "unknown fuzz target '$1' (known: ${all[*]})" >&2; return 1 ;;
+    esac
+}
+for target in "${targets[@]}"; do product "$target" >/dev/null; done
 
-cd "$out"
-./fuzz-json -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
-    -print_final_stats=1 corpus 2>&1 | tail -25
+build_flags=(-c release --package-path Fuzz --scratch-path .build/fuzz-build
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing)
+start=$(date +%s)
+if [ ${#targets[@]} -eq ${#all[@]} ]; then
+    swift build "${build_flags[@]}"
+else
+    for target in "${targets[@]}"; do swift build "${build_flags[@]}" --product "$(product "$target")"; done
+fi
+echo "fuzz: built ${targets[*]} in $(($(date +%s) - start)) s"
+bin="$(swift build "${build_flags[@]}" --show-bin-path)"
+
+summary=()
+status=0
+for target in "${targets[@]}"; do
+    work=".build/fuzz/$target"
+    mkdir -p "$work/corpus"
+    cp Fuzz/corpus/"$target"/* "$work/corpus/" 2>/dev/null || true
+    log="$work/fuzz.log"
+    set +e
+    (cd "$work" && "$bin/$(product "$target")" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+        -max_len=65536 -print_final_stats=1 corpus >fuzz.log 2>&1)
+    code=$?
+    set -e
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    if [ $code -ne 0 ]; then
+        status=1
+        summary+=("$target: FAILED (exit $code) after $runs runs; see $log;"
+            "  reproduce: SWIFT_BACKTRACE=enable=no $bin/$(product "$target") $work/<crash-file>")
+        tail -40 "$log"
+    else
+        summary+=("$target: $runs runs in $seconds s, corpus $(find "$work/corpus" -type f | wc -l) inputs")
+    fi
+done
+printf 'fuzz: %s\n' "${summary[@]}"
+exit $status

@@ -56,9 +56,13 @@ public enum HTTPDate {
     }
 
     private static func date(year: Int, month: Int, day: Int, time: [Int]) -> Date? {
-        guard (1...31).contains(day), year >= 1900 else { return nil }
+        // Four-digit years only (RFC 9110's `year = 4DIGIT`).
+        guard (1...31).contains(day), (1900...9999).contains(year) else { return nil }
         let days = daysFromCivil(year: year, month: month + 1, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]))
+        let seconds = days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
+        // 9999-12-31 23:59:60 would be in year 10000, which no four-digit date can say back.
+        guard seconds < 253_402_300_800 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     private static let space = UInt8(ascii: " ")

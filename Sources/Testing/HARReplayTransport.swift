@@ -37,6 +37,13 @@ public final class HARReplayTransport: HTTPTransport {
             let outcome: Result<TransportResponse, ServiceError>
             if let code = entry._courierError {
                 outcome = .failure(ServiceError(ServiceError.Code(recorded: code), "Replayed failure: \(entry.response.statusText)"))
+            } else if !(0...999).contains(entry.response.status) {
+                // HTTPTypes traps on such a status; the recording is what is broken.
+                let request = "\(entry.request.method) \(entry.request.url)"
+                outcome = .failure(
+                    ServiceError(
+                        .malformedResponse,
+                        "The HAR entry for \(request) has status \(entry.response.status), not a three-digit code."))
             } else {
                 var fields = HTTPFields()
                 for header in entry.response.headers {

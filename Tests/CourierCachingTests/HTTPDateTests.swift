@@ -39,4 +39,25 @@ struct HTTPDateTests {
             if date >= Date(timeIntervalSince1970: -2_208_988_800) { #expect(HTTPDate.parse(HTTPDate.format(date)) == date) }
         }
     }
+
+    /// Found by `scripts/fuzz.sh date`: a year too long for the day count overflowed (a trap,
+    /// from any `Date`, `Expires` or `Last-Modified` a server sent), and the last leap second
+    /// of 9999 fell in a year no four-digit date can say back.
+    @Test(
+        "a year beyond four digits is not a date (and no overflow)",
+        arguments: [
+            "Sun, 06 Nov 99999999999999999 08:49:37 GMT", "Sun, 06 Nov 9999999999999 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 999999999999999", "Sunday, 06-Nov-9223372036854775807 08:49:37 GMT",
+            "Sun, 06 Nov 10000 08:49:37 GMT", "Fri, 31 Dec 9999 23:59:60 GMT",
+        ])
+    func hugeYears(_ text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test("the last four-digit second formats and parses back")
+    func lastSecond() throws {
+        let date = try #require(HTTPDate.parse("Fri, 31 Dec 9999 23:59:59 GMT"))
+        #expect(HTTPDate.format(date) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+    }
 }

@@ -14,6 +14,8 @@ final class Inflater {
     private var ended = false
     private var sawInput = false
     private(set) var totalOut = 0
+    /// A first deflate chunk of one byte, held until a second byte tells zlib from raw deflate.
+    private var heldByte: UInt8?
 
     init(encoding: ContentEncoding) {
         precondition(encoding != .identity, "identity needs no inflater")
@@ -58,6 +60,19 @@ final class Inflater {
         output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
     ) throws(ServiceError) {
         guard input.count > 0 else { return }
+        if !initialized, encoding == .deflate, input.count == 1 || heldByte != nil {
+            guard let held = heldByte else {
+                heldByte = input[0]
+                sawInput = true
+                return
+            }
+            heldByte = nil
+            let joined = UnsafeMutableRawBufferPointer.allocate(byteCount: input.count + 1, alignment: 1)
+            defer { joined.deallocate() }
+            joined[0] = held
+            UnsafeMutableRawBufferPointer(rebasing: joined[1...]).copyMemory(from: input)
+            return try inflate(UnsafeRawBufferPointer(joined), limit: limit, output: output)
+        }
         if !initialized { try start(firstBytes: input) }
         sawInput = true
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -109,7 +124,12 @@ final class Inflater {
         nextSpace: (Int) throws(ServiceError) -> UnsafeMutableRawBufferPointer
     ) throws(ServiceError) {
         if ended {
-            throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+            // A chunk may end exactly where a gzip member did: the next one starts here (zlib checks its header).
+            guard encoding == .gzip else {
+                throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+            }
+            inflateReset(stream)
+            ended = false
         }
         stream.pointee.next_in = UnsafeMutablePointer(
             mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))

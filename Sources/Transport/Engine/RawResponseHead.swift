@@ -97,7 +97,7 @@ struct RawResponseHead: Sendable {
     private static func statusCode(_ raw: UnsafeRawBufferPointer, length: Int) -> Int? {
         guard length >= 10, raw[0] == UInt8(ascii: "H"), raw[1] == UInt8(ascii: "T"),
             raw[2] == UInt8(ascii: "T"), raw[3] == UInt8(ascii: "P"), raw[4] == UInt8(ascii: "/"),
-            let space = raw[..<length].firstIndex(of: UInt8(ascii: " ")), space + 3 <= length
+            let space = raw[..<length].firstIndex(of: UInt8(ascii: " ")), space + 3 < length
         else { return nil }
         var code = 0
         for index in space + 1...space + 3 {

@@ -1,6 +1,7 @@
-// libFuzzer entry point for CourierJSON: built by scripts/fuzz.sh together with the
-// module's sources (swiftc -sanitize=fuzzer,address). Any crash, sanitizer report or hang
-// is a failure; thrown errors are the expected outcome for bad input.
+// libFuzzer entry point for CourierJSON (built by scripts/fuzz.sh, see Fuzz/Package.swift).
+// Any crash, sanitizer report or hang is a failure; thrown errors are the expected outcome
+// for bad input.
+import CourierJSON
 import FoundationEssentials
 
 /// Any JSON value, through every container kind.
