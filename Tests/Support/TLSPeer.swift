@@ -5,19 +5,17 @@ import Foundation
 /// made at start. In `-HTTP` mode it serves files from its directory, each holding a whole
 /// HTTP/1.0 response (see ``serve(_:response:)``). Keeping the TLS server out of the Swift
 /// build keeps a TLS library out of Courier's dependency graph.
-public final class TLSPeer: @unchecked Sendable {
-    // @unchecked: every stored property is a `let`; `Process` is not marked Sendable, but
-    // `stop` only reads its pid and waits for it to exit.
+public final class TLSPeer: Sendable {
     public let directory: String
     public let port: Int
     /// The server certificate (self-signed, valid for 127.0.0.1 and localhost), usable as a CA file.
     public let certificateFile: String
     /// The server key's pin in curl's form: `sha256//<base64>`.
     public let publicKeyPin: String
-    private let process: Process
+    private let process: ChildProcess
     private let stopped = LockedValue(false)
 
-    private init(directory: String, port: Int, certificateFile: String, publicKeyPin: String, process: Process) {
+    private init(directory: String, port: Int, certificateFile: String, publicKeyPin: String, process: ChildProcess) {
         self.directory = directory
         self.port = port
         self.certificateFile = certificateFile
@@ -39,37 +37,34 @@ public final class TLSPeer: @unchecked Sendable {
                 + " | openssl dgst -sha256 -binary | base64")
             .trimmingCharacters(in: .whitespacesAndNewlines)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = [
             "openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-HTTP",
         ]
         if let clientCertificateAuthority { arguments += ["-Verify", "1", "-CAfile", clientCertificateAuthority] }
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // s_server -HTTP serves files from its working directory.
+        let command = "cd '\(directory)' && exec " + arguments.map { "'\($0)'" }.joined(separator: " ")
+        let output = OutputPipe()
+        let process = try ChildProcess.spawn("/bin/sh", ["-c", command], standardOutput: output.writeEnd)
+        output.closeWriteEnd()
 
         // s_server prints "ACCEPT 127.0.0.1:<port>" once it listens.
         var port = 0
-        var seen = Data()
-        let reader = output.fileHandleForReading
+        var seen = ""
         while port == 0 {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            seen.append(chunk)
-            let text = String(decoding: seen, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }),
-                let value = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+            let line = output.readLine()
+            if line.isEmpty { break }
+            seen += String(decoding: line, as: UTF8.self)
+            if line.starts(with: Array("ACCEPT".utf8)),
+                let value = String(decoding: line, as: UTF8.self).split(separator: ":").last
+                    .flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
             {
                 port = value
             }
         }
         guard port != 0 else {
-            kill(process.processIdentifier, SIGKILL)
-            throw TLSPeerError.didNotStart(String(decoding: seen, as: UTF8.self))
+            kill(process.pid, SIGKILL)
+            process.wait()
+            throw TLSPeerError.didNotStart(seen)
         }
         return TLSPeer(
             directory: directory, port: port, certificateFile: certificate, publicKeyPin: "sha256//" + pin,
@@ -98,23 +93,16 @@ public final class TLSPeer: @unchecked Sendable {
     public func stop() {
         guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
         // s_server does not always stop on SIGTERM (it may inherit it blocked).
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        kill(process.pid, SIGKILL)
+        process.wait()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     @discardableResult
     static func shell(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TLSPeerError.commandFailed(command) }
-        return String(decoding: data, as: UTF8.self)
+        let (status, output) = try ChildProcess.run("/bin/sh", ["-c", command])
+        guard status == 0 else { throw TLSPeerError.commandFailed(command) }
+        return String(decoding: output, as: UTF8.self)
     }
 }
 
