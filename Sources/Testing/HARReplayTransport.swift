@@ -44,6 +44,11 @@ public final class HARReplayTransport: HTTPTransport {
                     ServiceError(
                         .malformedResponse,
                         "The HAR entry for \(request) has status \(entry.response.status), not a three-digit code."))
+            } else if entry.response.headers.count > FieldLimits.maximumCount {
+                outcome = .failure(
+                    ServiceError(
+                        .malformedResponse,
+                        "A HAR entry has \(entry.response.headers.count) response headers; at most \(FieldLimits.maximumCount) are read."))
             } else {
                 var fields = HTTPFields()
                 for header in entry.response.headers {

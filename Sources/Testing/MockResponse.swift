@@ -1,3 +1,4 @@
+internal import CourierCore
 public import Foundation
 public import HTTPTypes
 
@@ -86,6 +87,9 @@ public struct MockResponse: Sendable, Equatable {
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, let status = Int(parts[1]), (100...999).contains(status) else {
             throw malformed("the status line \"\(statusLine)\" has no status code")
+        }
+        guard lines.count <= FieldLimits.maximumCount else {
+            throw malformed("more than \(FieldLimits.maximumCount) header lines")
         }
         var fields = HTTPFields()
         for line in lines.dropFirst() {

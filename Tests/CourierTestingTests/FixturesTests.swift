@@ -73,6 +73,9 @@ struct FixturesTests {
         #expect(parsed.status == 201 && parsed.headerFields[.location] == "/users/8" && parsed.body.isEmpty)
         #expect(throws: ServiceError.self) { try MockResponse(fixture: Data("HTTP/1.1 abc\n\n".utf8), source: "x") }
         #expect(throws: ServiceError.self) { try MockResponse(fixture: Data("HTTP/1.1 200 OK\nno colon\n\n".utf8), source: "x") }
+        // More header lines than swift-http-types can hold: an error, not a trap.
+        let many = "HTTP/1.1 200 OK\n" + String(repeating: "a: b\n", count: 70_000) + "\nbody"
+        #expect(throws: ServiceError.self) { try MockResponse(fixture: Data(many.utf8), source: "x") }
     }
 
     @Test("a missing fixture is mockMissing naming the files looked for")

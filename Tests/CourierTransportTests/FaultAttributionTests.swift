@@ -24,6 +24,23 @@ import Testing
         }
     }
 
+    @Test func moreFieldsThanHTTPTypesHoldsIsHeadersTooLargeNotATrap() async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.maximumHeaderSize = 4 << 20
+            // 40,000 fields stay under curl's 300 KiB; more than Courier reads into HTTPFields.
+            let error = await serviceError {
+                _ = try await transport.send(server.request("/many-headers?n=40000"), body: nil, options: options)
+            }
+            #expect(error?.code == .headersTooLarge, "\(String(describing: error))")
+            // 70,000 pass curl's own total limit (300 KiB), which is headersTooLarge as well.
+            let overCurls = await serviceError {
+                _ = try await transport.send(server.request("/many-headers?n=70000"), body: nil, options: options)
+            }
+            #expect(overCurls?.code == .headersTooLarge, "\(String(describing: overCurls))")
+        }
+    }
+
     @Test func aRedirectToAnotherSchemeIsRefusedWithoutFollowingIt() async throws {
         try await withLoopback { server, transport in
             let error = await serviceError {

@@ -6,7 +6,7 @@ import NIOCore
 ///
 /// Stalls: `/stall-before-head` (nothing at all), `/stall-after-head` (a head promising a body,
 /// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
-/// `/giant-header-line?kb=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
+/// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
 /// `/stacked?codings=gzip,gzip&n=` (applied in the order listed, as `Content-Encoding` lists
 /// them). Redirects: `/redirect-file`.
 extension TestServer {
@@ -40,6 +40,9 @@ extension TestServer {
                 }
             }
             out.send(200, headers: [("Content-Encoding", codings.joined(separator: ", "))], body: body)
+        case "/many-headers":
+            let lines = (0..<request.intQuery("n", default: 70_000)).map { "a\($0 % 10): b\r\n" }.joined()
+            out.raw("HTTP/1.1 200 OK\r\n\(lines)Content-Length: 2\r\n\r\nok")
         case "/redirect-file":
             out.send(302, "Found", headers: [("Location", "file:///etc/passwd")])
         default:

@@ -38,9 +38,12 @@ enum CurlErrorMapping {
         case CURLcode(rawValue: 100):  // CURLE_TOO_LARGE (curl 8.6 and later): a header over curl's limit.
             return .headersTooLarge
         case CURLE_RECV_ERROR:
-            // A chunk size that is not hex or overflows is the server's framing error; anything
-            // else read from the socket failed (a reset).
-            return detail.lowercased().contains("chunk") ? .malformedResponse : .connectionClosed
+            // A chunk size that is not hex or overflows is the server's framing error, a head over
+            // curl's 300 KiB total is too large; anything else read from the socket failed (a reset).
+            let detail = detail.lowercased()
+            if detail.contains("chunk") { return .malformedResponse }
+            if detail.contains("too large") && detail.contains("header") { return .headersTooLarge }
+            return .connectionClosed
         case CURLE_OPERATION_TIMEDOUT:
             return .timedOut
         case CURLE_COULDNT_CONNECT, CURLE_QUIC_CONNECT_ERROR, CURLE_PROXY, CURLE_NO_CONNECTION_AVAILABLE:

@@ -1,3 +1,4 @@
+internal import CourierCore
 internal import HTTPTypes
 
 #if canImport(Glibc)
@@ -63,6 +64,9 @@ struct ResponseHeadParser {
         while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
         while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
 
+        guard fields.count < FieldLimits.maximumCount else {
+            throw ServiceError(.headersTooLarge, "The response has more than \(FieldLimits.maximumCount) header fields.")
+        }
         if name == .contentLength { try checkContentLength(value) }
         if name == .location {
             locationCount += 1
