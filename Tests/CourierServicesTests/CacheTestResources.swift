@@ -15,11 +15,7 @@ struct RawCachedResource: Resource {
     var cacheableStatus: CacheableStatus = .accepted
     var retryPolicy: RetryPolicy? = RetryPolicy.none
     var endpoint: Endpoint {
-        Endpoint(
-            baseURL, path: "/cache",
-            query: ([URLQueryItem(name: "key", value: key)] + query.sorted { $0.key < $1.key }.map {
-                URLQueryItem(name: $0.key, value: $0.value)
-            }))
+        Endpoint.cacheRoute(baseURL, key: key, query: query)
     }
 
     /// The same resource with `Cache-Control: value` on the request.
@@ -27,5 +23,15 @@ struct RawCachedResource: Resource {
         var copy = self
         copy.headers[.cacheControl] = value
         return copy
+    }
+}
+
+extension Endpoint {
+    /// The test server's `/cache` route for `key`, with `query` (sorted, so URLs are stable).
+    static func cacheRoute(_ baseURL: String, key: String, query: [String: String]) -> Endpoint {
+        Endpoint(
+            baseURL, path: "/cache",
+            query: [URLQueryItem(name: "key", value: key)]
+                + query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) })
     }
 }

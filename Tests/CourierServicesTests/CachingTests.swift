@@ -24,11 +24,7 @@ struct CachedResource: Resource {
     var decorators: [any RequestDecorator] = []
     var retryPolicy: RetryPolicy? = RetryPolicy.none
     var endpoint: Endpoint {
-        Endpoint(
-            baseURL, path: "/cache",
-            query: ([URLQueryItem(name: "key", value: key)] + query.sorted { $0.key < $1.key }.map {
-                URLQueryItem(name: $0.key, value: $0.value)
-            }))
+        Endpoint.cacheRoute(baseURL, key: key, query: query)
     }
 }
 
