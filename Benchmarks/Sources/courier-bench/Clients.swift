@@ -8,6 +8,9 @@ import Glibc
 /// The HTTP clients compared end to end. Each runs in a child process of its own, so its CPU
 /// time and peak memory are its own.
 enum Client: String, CaseIterable, Sendable {
+    /// What users get: the default configuration (coalescing automatic, default retries, the
+    /// default memory cache with a `.networkOnly` resource), one distinct URL per request.
+    case courierDefaults = "Courier load(), defaults"
     case courier = "Courier load()"
     case courierOnLoop = "Courier load(), loop executor"
     case transport = "Courier CurlTransport"
@@ -18,6 +21,7 @@ enum Client: String, CaseIterable, Sendable {
 
     var flag: String {
         switch self {
+        case .courierDefaults: "courier-defaults"
         case .courier: "courier"
         case .courierOnLoop: "courier-loop"
         case .transport: "transport"
@@ -29,7 +33,7 @@ enum Client: String, CaseIterable, Sendable {
     }
 
     /// One of ours (compared with async-http-client too).
-    var isCourier: Bool { [.courier, .courierOnLoop, .transport, .transportOnLoop].contains(self) }
+    var isCourier: Bool { [.courierDefaults, .courier, .courierOnLoop, .transport, .transportOnLoop].contains(self) }
 
     /// Whether the client's tasks prefer the transport's loop thread as their executor.
     var prefersLoopExecutor: Bool { self == .courierOnLoop || self == .transportOnLoop }
@@ -68,6 +72,17 @@ struct BytesResource: Resource {
     var retryPolicy: RetryPolicy? { RetryPolicy.none }
 }
 
+/// A default resource whose URL differs per request (a query item nginx ignores), so nothing
+/// joins: the per-load cost of the default configuration, not coalescing.
+struct DistinctBytesResource: Resource {
+    typealias Response = Data
+    let base: String
+    let path: String
+    let index: Int
+
+    var endpoint: Endpoint { Endpoint(base, path: path, query: [URLQueryItem(name: "i", value: String(index))]) }
+}
+
 /// The child's side: runs `requests` GETs of `url` at `concurrency` with `client` after a warm-up,
 /// then prints one JSON line.
 func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) async throws {
@@ -77,6 +92,16 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
     let work: (Int) async throws -> (Int, Int)
     var cleanup: () async throws -> Void = {}
     switch client {
+    case .courierDefaults:
+        let transport = CurlTransport()
+        let coordinator = RequestCoordinator(transport: transport)
+        let parts = BytesResource(url: url)
+        work = { count in
+            try await concurrently(count, concurrency) { index in
+                try await DistinctBytesResource(base: parts.base, path: parts.path, index: index).load(using: coordinator).count
+            }
+        }
+        cleanup = { await transport.shutdown() }
     case .courier, .courierOnLoop:
         let transport = CurlTransport()
         var configuration = RequestCoordinator.Configuration()
