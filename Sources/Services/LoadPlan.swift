@@ -21,7 +21,9 @@ struct LoadPlan: Sendable {
     var buildError: ServiceError?
     let started = ContinuousClock.now
 
-    init<R: Resource>(resource: R, coordinator: RequestCoordinator, logger: Logger?) {
+    /// A plan for `resource`; its request is built from the endpoint unless `prepared` gives it
+    /// (a one-off load, whose request was made and checked by the caller).
+    init<R: Resource>(resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?) {
         let configuration = coordinator.configuration
         id = coordinator.events.makeRequestID()
         options = configuration.transferOptions
@@ -44,6 +46,11 @@ struct LoadPlan: Sendable {
         }
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
         do {
+            if let prepared {
+                request = prepared
+                body = try resource.body
+                return
+            }
             let environment = backend.map { configuration.environments[$0.id] ?? configuration.environment }
             let parts = try endpoint.resolved(in: environment ?? configuration.environment).components()
             var fields = backend?.headers ?? [:]

@@ -6,8 +6,9 @@ internal import Logging
 enum CacheIntent<T: Sendable>: Sendable {
     /// A plain load: the policy decides.
     case load
-    /// `updates()`: hand over the stored value first (through `yield`), then the network's.
-    case updates(yield: @Sendable (T) async -> Void)
+    /// `updates()`: hand over the stored value first (through `yield`), then the network's;
+    /// with `whenStale`, a stored value the policy deems fresh is the answer, with no request.
+    case updates(yield: @Sendable (T) async -> Void, whenStale: Bool)
     /// A background refresh (`stale-while-revalidate`): revalidate and store, serve nothing.
     case refresh
 }
@@ -63,9 +64,16 @@ extension RequestCoordinator {
         if let found = hit {
             let answer: CachedResponse? = range.map { HTTPCacheRules.partial(found.response, range: $0) } ?? found.response
             var serve: (stale: Bool, refresh: Bool)?
+            var isFinal = policy.mode == .cacheOnly
             switch intent {
             case .refresh: break
-            case .updates: serve = (false, false)
+            case .updates(_, let whenStale):
+                serve = (false, false)
+                if whenStale, let plain = storedAnswer(found.response, policy: policy, request: request, now: requestTime),
+                    !plain.stale
+                {
+                    isFinal = true
+                }
             case .load: serve = storedAnswer(found.response, policy: policy, request: request, now: requestTime)
             }
             if let serve, let answer {
@@ -76,7 +84,7 @@ extension RequestCoordinator {
                     execution, key: key, cache: cache, plan: plan, removesUndecodable: range == nil, finish: finish)
                 {
                     if serve.refresh { refreshInBackground(plan, finish: finish) }
-                    if case .updates(let yield) = intent, policy.mode != .cacheOnly {
+                    if case .updates(let yield, _) = intent, !isFinal {
                         await yield(value)
                     } else {
                         return (value, execution)

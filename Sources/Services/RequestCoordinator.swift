@@ -64,13 +64,15 @@ public actor RequestCoordinator {
         return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: plan.id) }
     }
 
-    /// Loads `resource` as ``Resource/updates(using:logger:)`` does: the stored value goes to
-    /// `yield` first, then the network's value is returned.
+    /// Loads `resource` as ``Resource/updates(using:refresh:logger:)`` does: the stored value
+    /// goes to `yield` first, then the network's value is returned (or the stored one, when
+    /// `refresh` skips the network while it is fresh).
     nonisolated func loadUpdates<R: Resource>(
-        _ resource: R, logger: Logger?, yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
+        _ resource: R, refresh: UpdatesRefresh = .always, logger: Logger?,
+        yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        return try await run(plan, intent: .updates(yield: yield)) { execution in
+        return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { execution in
             try await Self.finish(resource, execution: execution, id: plan.id)
         }
     }

@@ -22,13 +22,17 @@ extension Resource {
     /// or `.revalidated` when the server answered 304), then ends. If the network fails after a
     /// cached value was yielded, the stream ends with the error and the cached value stands.
     /// Cancelling the consuming task cancels the load.
+    ///
+    /// With `refresh` ``UpdatesRefresh/whenStale``, a stored value still fresh under the cache
+    /// policy is the only one yielded, with no request; the default, ``UpdatesRefresh/always``,
+    /// always asks the network.
     public func updates(
-        using coordinator: RequestCoordinator = .current, logger: Logger? = nil
+        using coordinator: RequestCoordinator = .current, refresh: UpdatesRefresh = .always, logger: Logger? = nil
     ) -> AsyncThrowingStream<Loaded<Response>, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Loaded<Response>.self)
         let task = Task {
             do {
-                let last = try await coordinator.loadUpdates(self, logger: logger) { continuation.yield($0) }
+                let last = try await coordinator.loadUpdates(self, refresh: refresh, logger: logger) { continuation.yield($0) }
                 continuation.yield(last)
                 continuation.finish()
             } catch {
