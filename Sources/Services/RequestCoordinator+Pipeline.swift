@@ -57,7 +57,7 @@ extension RequestCoordinator {
         var request = plan.request
         for decorator in plan.decorators {
             do {
-                try await decorator.decorate(&request)
+                try await decorator.decorate(&request, body: plan.body)
             } catch {
                 throw Self.decorationFailure(error, decorator: decorator)
             }

@@ -2,7 +2,8 @@ public import HTTPTypes
 
 /// Changes requests before they are sent, and may look at what came back.
 ///
-/// Decorators run coordinator-wide first, then the resource's, in order, each `await`ed. One
+/// Decorators run coordinator-wide first, then the backend's, then the resource's, in order,
+/// each `await`ed, once per caller before the coalescing and cache keys are taken. One
 /// can add headers, rewrite the request, or throw to refuse it: the request is then never
 /// sent and the load fails with `decorationFailed` (the thrown error underneath).
 ///
@@ -18,6 +19,11 @@ public protocol RequestDecorator: Sendable {
     /// Adds to or rewrites `request`, or throws to refuse it.
     func decorate(_ request: inout HTTPRequest) async throws
 
+    /// Like ``decorate(_:)``, also seeing the request's body (`nil` when it has none). The
+    /// coordinator calls this one; the default calls ``decorate(_:)``. Signing decorators
+    /// (``SigningDecorator``) implement it to digest the body.
+    func decorate(_ request: inout HTTPRequest, body: RequestBody?) async throws
+
     /// Looks at the outcome of a decorated request and may ask for one replay (for example
     /// after refreshing a token). A load is replayed at most once, decorated afresh; throwing
     /// here fails the load with `decorationFailed`. The default proceeds.
@@ -25,6 +31,10 @@ public protocol RequestDecorator: Sendable {
 }
 
 extension RequestDecorator {
+    public func decorate(_ request: inout HTTPRequest, body: RequestBody?) async throws {
+        try await decorate(&request)
+    }
+
     public func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision {
         .proceed
     }

@@ -11,12 +11,16 @@ internal import Foundation
 /// ```
 ///
 /// Credentials never reach the file: the values of `Authorization`, `Proxy-Authorization`,
-/// `Cookie` and `Set-Cookie` (and of the headers and query items you name) are replaced by
-/// `REDACTED`. Failed transfers are recorded with status 0 and their error code, so a replay
-/// fails the same way.
+/// `Cookie`, `Set-Cookie` and `X-API-Key`, of the query items in ``credentialQueryItems``
+/// (or of the headers and query items you name instead) are replaced by `REDACTED`. Failed
+/// transfers are recorded with status 0 and their error code, so a replay fails the same way.
 public final class HARRecorder: HTTPTransport {
     /// The default redacted header fields.
-    public static let credentialHeaders: [HTTPField.Name] = [.authorization, .proxyAuthorization, .cookie, .setCookie]
+    public static let credentialHeaders: [HTTPField.Name] = [
+        .authorization, .proxyAuthorization, .cookie, .setCookie, HTTPField.Name("X-API-Key")!,
+    ]
+    /// The default redacted query items (API keys and tokens sent in the URL).
+    public static let credentialQueryItems = ["api_key", "apikey", "api-key", "access_token"]
     /// What redacted values become.
     public static let redacted = "REDACTED"
 
@@ -26,10 +30,11 @@ public final class HARRecorder: HTTPTransport {
     private let entries = LockedValue<[HAR.Entry]>([])
 
     /// Records what passes through `transport`, redacting `redactedHeaders` (the credential
-    /// headers by default, plus any you add) and the values of `redactedQueryItems`.
+    /// headers by default, plus any you add) and the values of `redactedQueryItems` (the
+    /// credential query items by default).
     public init(
         wrapping transport: any HTTPTransport, redactedHeaders: [HTTPField.Name] = HARRecorder.credentialHeaders,
-        redactedQueryItems: [String] = []
+        redactedQueryItems: [String] = HARRecorder.credentialQueryItems
     ) {
         self.transport = transport
         self.redactedHeaders = redactedHeaders
