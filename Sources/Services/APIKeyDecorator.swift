@@ -78,20 +78,6 @@ public struct APIKeyDecorator: RequestDecorator, CustomStringConvertible, Custom
     }
     public var debugDescription: String { description }
 
-    /// `text` percent-encoded to RFC 3986's unreserved characters.
-    static func encode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// `text` percent-encoded to RFC 3986's unreserved characters (as ``Endpoint`` encodes query items).
+    static func encode(_ text: String) -> String { Endpoint.percentEncode(text, keeping: Endpoint.unreserved) }
 }

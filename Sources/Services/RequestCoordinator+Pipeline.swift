@@ -45,7 +45,7 @@ extension RequestCoordinator {
         if plan.cachePolicy.mode == .cacheOnly {
             throw ServiceError(.cacheMiss, "This coordinator has no cache, and the resource is cache-only.")
         }
-        if CacheControl(plan.request.headerFields).contains("only-if-cached") {
+        if plan.request.headerFields[.cacheControl] != nil, CacheControl(plan.request.headerFields).contains("only-if-cached") {
             throw ServiceError(.cacheMiss, "The request says only-if-cached, and its load does not read the cache.")
         }
         let execution = try await execute(plan)
