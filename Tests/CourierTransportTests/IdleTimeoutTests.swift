@@ -22,8 +22,9 @@ import Testing
             #expect(error?.code == .timedOut, "\(route): \(String(describing: error))")
             #expect(error?.isRetryable == true)
             // curl averages speed over the last 5 s, so a stall after a few bytes ends up to
-            // 5 s past the limit; a sanitizer build is slower still. The point: it ends.
-            #expect(ContinuousClock.now - started < .seconds(25))
+            // 5 s past the limit; a sanitizer build on a loaded 2-core machine took 29 s. The
+            // point: it ends, and well before the 60 s default limit.
+            #expect(ContinuousClock.now - started < .seconds(50))
         }
     }
 
