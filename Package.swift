@@ -17,6 +17,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Courier", targets: ["Courier"]),
+        .library(name: "CourierCore", targets: ["CourierCore"]),
         .library(name: "CourierTransport", targets: ["CourierTransport"]),
         .library(name: "CourierServices", targets: ["CourierServices"]),
         .library(name: "CourierCaching", targets: ["CourierCaching"]),
@@ -49,8 +50,11 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         // What every layer shares and no C library: for now the lock every module uses.
+        // What every layer shares, with no curl and no zlib: errors, the transport seam, bodies,
+        // options, metrics. A cache store or a test double needs nothing more.
         .target(
             name: "CourierCore",
+            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Sources/Core",
             swiftSettings: swiftSettings
         ),
@@ -69,7 +73,7 @@ let package = Package(
         .target(
             name: "CourierCaching",
             dependencies: [
-                "CourierCore", "CourierTransport", "CChecksum",
+                "CourierCore", "CChecksum",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             path: "Sources/Caching",

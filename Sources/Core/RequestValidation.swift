@@ -7,12 +7,12 @@ public import HTTPTypes
 public enum RequestValidation {
     /// Whether `byte` may appear in a field value: visible ASCII, space, tab, and obs-text.
     @inline(__always)
-    static func isAllowedInValue(_ byte: UInt8) -> Bool {
+    package static func isAllowedInValue(_ byte: UInt8) -> Bool {
         byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
     }
 
     /// Whether `value` may be sent as a field value (no CR, LF, NUL or other control character).
-    static func isValidValue(_ value: String) -> Bool { value.utf8.allSatisfy(isAllowedInValue) }
+    package static func isValidValue(_ value: String) -> Bool { value.utf8.allSatisfy(isAllowedInValue) }
 
     /// Throws `invalidRequest` when `value` contains CR, LF, NUL or another control character.
     public static func validateHeaderValue(_ value: some StringProtocol, name: String) throws(ServiceError) {

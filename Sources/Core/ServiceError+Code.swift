@@ -7,7 +7,7 @@ extension ServiceError {
         public let description: String
         /// What a person can do about it.
         public let recoverySuggestion: String
-        let isRetryable: Bool
+        package let isRetryable: Bool
 
         /// Modules of this package add their own codes (services, caching, testing).
         package init(_ description: String, retryable: Bool = false, suggestion: String) {

@@ -56,8 +56,8 @@ public struct LowSpeedLimit: Sendable, Hashable {
 
 /// Which HTTP version to use.
 public struct HTTPVersionPreference: Sendable, Hashable {
-    enum Mode: Sendable, Hashable { case automatic, http1, http2PriorKnowledge }
-    let mode: Mode
+    package enum Mode: Sendable, Hashable { case automatic, http1, http2PriorKnowledge }
+    package let mode: Mode
 
     /// HTTP/2 over TLS when the server offers it (ALPN), HTTP/1.1 otherwise.
     public static let automatic = HTTPVersionPreference(mode: .automatic)
@@ -73,13 +73,13 @@ public struct HTTPVersionPreference: Sendable, Hashable {
 /// ``environment``: a library inside a server should not change where its traffic goes
 /// because of a variable someone set for another program.
 public struct ProxyOptions: Sendable, Hashable {
-    enum Mode: Sendable, Hashable {
+    package enum Mode: Sendable, Hashable {
         case none
         case environment
         case url(String, bypass: [String])
     }
 
-    let mode: Mode
+    package let mode: Mode
 
     /// Connect directly; proxy environment variables are ignored. The default.
     public static let none = ProxyOptions(mode: .none)

@@ -1,4 +1,3 @@
-internal import CourierCore
 
 /// Bytes moved so far in each direction.
 public struct TransferProgress: Sendable, Hashable {
@@ -47,7 +46,7 @@ public final class ProgressReporter: Sendable {
     }
 
     /// Reports a value if it moves forward.
-    func report(received: Int64, expectedReceive: Int64?, sent: Int64, expectedSend: Int64?) {
+    package func report(received: Int64, expectedReceive: Int64?, sent: Int64, expectedSend: Int64?) {
         let value: TransferProgress? = last.withLock { last in
             if let previous = last {
                 guard received >= previous.bytesReceived, sent >= previous.bytesSent,
@@ -65,5 +64,5 @@ public final class ProgressReporter: Sendable {
     }
 
     /// Ends the stream.
-    func finish() { continuation.finish() }
+    package func finish() { continuation.finish() }
 }

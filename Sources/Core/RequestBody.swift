@@ -11,19 +11,19 @@ public struct RequestBody: Sendable {
         case file(path: String)
     }
 
-    enum Storage: Sendable {
+    package enum Storage: Sendable {
         case bytes(Data)
         case file(path: String)
         case segments([Segment])
     }
 
-    let storage: Storage
+    package let storage: Storage
 
     /// The media type sent as `Content-Type` when the request does not set one itself
     /// (set by the body builders of `CourierServices`: JSON, forms, multipart).
     public var contentType: String?
 
-    init(storage: Storage, contentType: String? = nil) {
+    package init(storage: Storage, contentType: String? = nil) {
         self.storage = storage
         self.contentType = contentType
     }
