@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds with warnings as errors,
-# and runs every test suite (Swift Testing). A run that stalls is stopped after
-# TEST_TIMEOUT seconds (900 by default; about 15 s here), naming the tests that never ended.
+# The README's test command: installs what is missing, builds with warnings as errors, runs
+# every test suite (Swift Testing), then compiles the README's examples as pasted. A test run
+# that stalls is stopped after TEST_TIMEOUT seconds (900 by default; about 15 s here), naming
+# the tests that never ended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev openssl libxml2 nginx
@@ -23,4 +24,6 @@ if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "The test run was stopped after ${TEST_TIMEOUT:-900} s. Tests that started and never ended:"
     python3 scripts/unfinished-tests.py "$log" || true
 fi
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+# The README's Swift blocks, each compiled as pasted into a package that depends on Courier.
+bash scripts/readme-check.sh
