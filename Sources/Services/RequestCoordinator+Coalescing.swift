@@ -11,10 +11,12 @@ enum FlightKey: Hashable, Sendable {
     case shared([UInt8])
 
     static func digest(
-        _ request: HTTPRequest, body: RequestBody?, ignoring: [HTTPField.Name], tag: String? = nil
+        _ request: HTTPRequest, body: RequestBody?, ignoring: [HTTPField.Name], tag: String? = nil,
+        partitions: [String] = []
     ) -> [UInt8]? {
         var hash = SHA256()
         if let tag { hash.update(field: "responder:" + tag) }
+        for partition in partitions { hash.update(field: "partition:" + partition) }
         hash.update(field: request.method.rawValue)
         hash.update(field: request.scheme ?? "")
         hash.update(field: request.authority ?? "")

@@ -91,6 +91,12 @@ extension RequestCoordinator {
                 execution.request = request
                 return execution
             }
+            if case .success(let execution) = outcome {
+                for case let observer as any ResponseObservingDecorator in plan.decorators {
+                    observer.observe(
+                        execution.response.head, redirects: execution.response.metrics.redirectCount, of: request)
+                }
+            }
             if replayed || plan.decorators.isEmpty { return try outcome.get() }
             let decoratedOutcome: DecoratedOutcome
             switch outcome {
@@ -121,7 +127,8 @@ extension RequestCoordinator {
         if plan.coalescing == .never {
             key = .unique(plan.id)
         } else if let digest = FlightKey.digest(
-            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag)
+            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
+            partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
         {
             key = .shared(digest)
         } else {

@@ -61,3 +61,15 @@ public enum ReplayDecision: Sendable, Hashable {
     /// Decorate and send the request once more (ignored for a load already replayed).
     case replay
 }
+
+/// A decorator the coordinator also tells about every response the network gave, replays
+/// included, with the number of redirects the transport followed to get it; and whose
+/// ``coalescingPartition`` keeps loads of different partitions from sharing a transfer even
+/// when their requests are identical (two users without cookies yet must not share one
+/// `Set-Cookie`). Internal: the cookie decorator's hook into the pipeline.
+protocol ResponseObservingDecorator: RequestDecorator {
+    /// Called in the load's task with the response `request` (as sent) got.
+    func observe(_ response: HTTPResponse, redirects: Int, of request: HTTPRequest)
+    /// Part of the coalescing key of the current task's loads (hashed), or nil.
+    var coalescingPartition: String? { get }
+}

@@ -80,6 +80,15 @@ struct IncomingRequest {
         return nil
     }
 
+    /// Every query item, decoded, in order (names may repeat).
+    var queryItems: [(name: String, value: String)] {
+        guard let start = head.uri.firstIndex(of: "?") else { return [] }
+        return head.uri[head.uri.index(after: start)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return (percentDecoded(parts.first ?? ""), parts.count > 1 ? percentDecoded(parts[1]) : "")
+        }
+    }
+
     func intQuery(_ name: String, default value: Int) -> Int { query(name).flatMap { Int($0) } ?? value }
 
     private func percentDecoded(_ text: Substring) -> String {

@@ -17,9 +17,21 @@ struct PreparedRequest: Sendable {
         lines.reserveCapacity(request.headerFields.count + 4)
         var hasAcceptEncoding = false
         var hasContentType = false
+        var cookieLine: Int?
         for field in request.headerFields {
             if field.name == .acceptEncoding { hasAcceptEncoding = true }
             if field.name == .contentType { hasContentType = true }
+            // HTTPFields splits `Cookie` into one field per pair; HTTP/1.1 wants one line
+            // (RFC 6265, section 5.4), so the pairs are joined back with "; ".
+            if field.name == .cookie, !field.value.isEmpty {
+                if let index = cookieLine {
+                    lines[index] += "; " + field.value
+                } else {
+                    cookieLine = lines.count
+                    lines.append("\(field.name.rawName): \(field.value)")
+                }
+                continue
+            }
             // An empty value needs curl's "Name;" form; "Name:" would remove the header.
             lines.append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
         }
