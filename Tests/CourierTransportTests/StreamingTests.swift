@@ -40,14 +40,20 @@ import Testing
 
     @Test func leavingTheLoopEarlyStopsTheTransfer() async throws {
         try await withLoopback { server, transport in
-            let streamed = try await transport.stream(server.request("/stream?count=1000&size=100&delayMs=5"))
+            // A body that cannot end on its own (a million chunks 5 ms apart): a transfer that
+            // finished would leave its connection open in the pool, and prove nothing.
+            let streamed = try await transport.stream(server.request("/stream?count=1000000&size=100&delayMs=5"))
             var seen = 0
             for try await _ in streamed.body {
                 seen += 1
                 if seen == 3 { break }
             }
             // The connection closes once the transfer is removed.
-            while server.snapshot.connectionsOpen > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while server.snapshot.connectionsOpen > 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(server.snapshot.connectionsOpen == 0, "the transfer kept its connection after the consumer left")
             #expect(seen == 3)
         }
     }
