@@ -25,11 +25,15 @@ let package = Package(
         .library(name: "CourierJSON", targets: ["CourierJSON"]),
         // XML responses: a separate product, so that apps without XML never build XMLCoder.
         .library(name: "CourierXML", targets: ["CourierXML"]),
+        // swift-service-lifecycle: a separate product, so that only apps that run a ServiceGroup
+        // build it.
+        .library(name: "CourierLifecycle", targets: ["CourierLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/CoreOffice/XMLCoder.git", from: "0.18.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
@@ -107,6 +111,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CourierLifecycle",
+            dependencies: [
+                "CourierServices", "CourierTransport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Lifecycle",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Courier",
             dependencies: ["CourierTransport", "CourierCaching", "CourierServices", "CourierJSON"],
             path: "Sources/Courier",
@@ -174,6 +187,15 @@ let package = Package(
             name: "CourierJSONTests",
             dependencies: ["CourierJSON", "CourierTestServer"],
             path: "Tests/CourierJSONTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CourierLifecycleTests",
+            dependencies: [
+                "CourierLifecycle", "CourierTestServer",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/CourierLifecycleTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
