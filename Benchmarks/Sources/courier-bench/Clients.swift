@@ -87,8 +87,6 @@ struct DistinctBytesResource: Resource {
 /// then prints one JSON line.
 func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) async throws {
     let warmup = min(max(concurrency * 2, 50), requests)
-    var failures = 0
-    var bytes = 0
     let work: (Int) async throws -> (Int, Int)
     var cleanup: () async throws -> Void = {}
     switch client {
@@ -165,18 +163,7 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         }
         cleanup = { session.invalidateAndCancel() }
     }
-    _ = try await work(warmup)
-    let cpuBefore = cpuSeconds()
-    let start = ContinuousClock.now
-    (bytes, failures) = try await work(requests)
-    let elapsed = ContinuousClock.now - start
-    let cpu = cpuSeconds() - cpuBefore
-    try await cleanup()
-    let run = ClientRun(
-        requests: requests, failures: failures, seconds: elapsed.seconds, cpuSeconds: cpu,
-        peakRSSKilobytes: peakRSSKilobytes(), bytes: bytes)
-    let line = try JSONEncoder().encode(run)
-    FileHandle.standardOutput.write(line + Data("\n".utf8))
+    try await measureChild(requests: requests, warmup: warmup, work: work, cleanup: cleanup)
 }
 
 /// Runs `count` operations with `width` workers; returns the bytes delivered and the failures.

@@ -56,10 +56,17 @@ func median(_ values: [Double]) -> Double {
 
 /// Runs one client in a child process (this executable with `--child`) and reads its figures.
 func spawnClient(_ client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) throws -> ClientRun {
+    try spawnChild(
+        ["--child", client.flag, url, "\(concurrency)", "\(requests)", gzip ? "gzip" : "identity"],
+        name: "\(client.rawValue) for \(url)")
+}
+
+/// Runs this executable with `arguments` and reads the `ClientRun` on its last output line.
+func spawnChild(_ arguments: [String], name: String) throws -> ClientRun {
     let process = Process()
     let pipe = Pipe()
     process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
-    process.arguments = ["--child", client.flag, url, "\(concurrency)", "\(requests)", gzip ? "gzip" : "identity"]
+    process.arguments = arguments
     process.standardOutput = pipe
     try process.run()
     let output = pipe.fileHandleForReading.readDataToEndOfFile()
@@ -68,9 +75,27 @@ func spawnClient(_ client: Client, url: String, concurrency: Int, requests: Int,
         let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
         let run = try? JSONDecoder().decode(ClientRun.self, from: Data(line.utf8))
     else {
-        throw BenchError("\(client.rawValue) failed for \(url) (exit \(process.terminationStatus))")
+        throw BenchError("\(name) failed (exit \(process.terminationStatus))")
     }
     return run
+}
+
+/// The measured part of a child: a warm-up, then `requests` operations timed with the CPU they
+/// used and the peak RSS; prints one `ClientRun` JSON line.
+func measureChild(
+    requests: Int, warmup: Int, work: (Int) async throws -> (Int, Int), cleanup: () async throws -> Void
+) async throws {
+    _ = try await work(warmup)
+    let cpuBefore = cpuSeconds()
+    let start = ContinuousClock.now
+    let (bytes, failures) = try await work(requests)
+    let elapsed = ContinuousClock.now - start
+    let cpu = cpuSeconds() - cpuBefore
+    try await cleanup()
+    let run = ClientRun(
+        requests: requests, failures: failures, seconds: elapsed.seconds, cpuSeconds: cpu,
+        peakRSSKilobytes: peakRSSKilobytes(), bytes: bytes)
+    FileHandle.standardOutput.write(try JSONEncoder().encode(run) + Data("\n".utf8))
 }
 
 extension CommandLine {

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,parse,cache,coalescing] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,typed,many,parse,cache,coalescing] [--output bench-results.json]
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
 //                          [--soak-load-bound S] [--output soak-results.json]
 //
@@ -16,7 +16,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,parse,cache,coalescing] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,typed,many,parse,cache,coalescing] [--output bench-results.json]
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
@@ -59,6 +59,19 @@ if let index = arguments.firstIndex(of: "--child") {
     exit(0)
 }
 
+if let index = arguments.firstIndex(of: "--typed-child") {
+    // Typed child mode: --typed-child CLIENT URL CONCURRENCY REQUESTS
+    let rest = Array(arguments[(index + 1)...])
+    guard rest.count == 4, let client = TypedClient(flag: rest[0]), let concurrency = Int(rest[2]),
+        let requests = Int(rest[3])
+    else {
+        FileHandle.standardError.write(Data("bad --typed-child arguments: \(rest)\n".utf8))
+        exit(2)
+    }
+    try await runTypedChild(client: client, url: rest[1], concurrency: concurrency, requests: requests)
+    exit(0)
+}
+
 func value(after flag: String) -> String? {
     arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
@@ -92,11 +105,13 @@ func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 
 print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 let report = Report()
-let nginx = selected("e2e") || selected("coalescing") ? try Nginx.start() : nil
+let nginx = ["e2e", "typed", "many", "coalescing"].contains(where: selected) ? try Nginx.start() : nil
 stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 do {
     if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    if let nginx, selected("many") { try manyLoads(nginx: nginx, report: report, quick: quick, runs: runs) }
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
