@@ -6,7 +6,7 @@ public import HTTPTypes
 ///
 /// ```swift
 /// struct Catalog: Backend {
-///     func baseURL(in environment: Environment) -> String? {
+///     func baseURL(in environment: BackendEnvironment) -> String? {
 ///         switch environment {
 ///         case .production: "https://catalog.example.com/v2"
 ///         case .staging: "https://catalog.staging.example.com/v2"
@@ -36,7 +36,7 @@ public protocol Backend: Sendable {
     var id: String { get }
     /// The base URL in `environment`, or nil when the backend has none there (loads then fail
     /// with `invalidRequest`).
-    func baseURL(in environment: Environment) -> String?
+    func baseURL(in environment: BackendEnvironment) -> String?
     /// Header fields for every request (a resource's fields of the same name win).
     var headers: HTTPFields { get }
     /// Decorators run after the coordinator's and before the resource's.
@@ -62,7 +62,7 @@ extension Backend {
 }
 
 /// A deployment a backend can be reached in. Any name works; three are predefined.
-public struct Environment: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct BackendEnvironment: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The environment's name.
     public var name: String
 
@@ -71,11 +71,11 @@ public struct Environment: Hashable, Sendable, ExpressibleByStringLiteral, Custo
     public init(stringLiteral name: String) { self.name = name }
 
     /// Local and development servers.
-    public static let development = Environment("development")
+    public static let development = BackendEnvironment("development")
     /// The pre-production copy.
-    public static let staging = Environment("staging")
+    public static let staging = BackendEnvironment("staging")
     /// The real thing (the default).
-    public static let production = Environment("production")
+    public static let production = BackendEnvironment("production")
 
     public var description: String { name }
 }

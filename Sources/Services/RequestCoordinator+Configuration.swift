@@ -31,9 +31,9 @@ extension RequestCoordinator {
         /// not a resource load and still uses the transport.
         public var responder: (any ResourceResponder)?
         /// The environment ``Backend`` endpoints resolve in (default `.production`).
-        public var environment: Environment = .production
+        public var environment: BackendEnvironment = .production
         /// Per-backend environments (by ``Backend/id``), overriding ``environment``.
-        public var environments: [String: Environment] = [:]
+        public var environments: [String: BackendEnvironment] = [:]
         /// Options for every transfer (a resource's ``Resource/timeout`` overrides `timeout`).
         public var transferOptions = TransferOptions()
         /// Measures retry delays and sleeps them; tests inject a manual clock.

@@ -5,9 +5,9 @@ import Testing
 
 /// A backend whose environments are two loopback servers.
 struct Shop: Backend {
-    var urls: [Environment: String]
+    var urls: [BackendEnvironment: String]
     var extraDecorators: [any RequestDecorator] = []
-    func baseURL(in environment: Environment) -> String? { urls[environment] }
+    func baseURL(in environment: BackendEnvironment) -> String? { urls[environment] }
     var headers: HTTPFields { [.accept: "application/json", HTTPField.Name("X-Client")!: "courier-tests"] }
     var decorators: [any RequestDecorator] { extraDecorators }
     var jsonDecoder: any JSONBodyDecoder {
@@ -49,7 +49,7 @@ struct Trail: RequestDecorator {
 /// Another backend, side by side with `Shop`.
 struct Search: Backend {
     var url: String
-    func baseURL(in environment: Environment) -> String? { environment == .production ? url : nil }
+    func baseURL(in environment: BackendEnvironment) -> String? { environment == .production ? url : nil }
 }
 
 struct Envelope: Resource {

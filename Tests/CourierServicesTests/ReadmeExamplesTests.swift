@@ -111,7 +111,7 @@ import Testing
 /// The README's backend, lossy and callback examples, against `MockTransport`.
 @Suite struct ParityReadmeExamplesTests {
     struct Catalog: Backend {
-        func baseURL(in environment: Environment) -> String? {
+        func baseURL(in environment: BackendEnvironment) -> String? {
             switch environment {
             case .production: "https://catalog.example.com/v2"
             case .staging: "https://catalog.staging.example.com/v2"

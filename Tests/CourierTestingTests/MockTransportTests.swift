@@ -12,7 +12,7 @@ struct UserResource: Resource {
     var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/users/\(id)", query: query) }
 }
 
-func coordinator(_ mock: MockTransport, clock: ImmediateClock = ImmediateClock()) -> RequestCoordinator {
+func coordinator(_ mock: MockTransport, clock: ImmediateTestClock = ImmediateTestClock()) -> RequestCoordinator {
     var configuration = RequestCoordinator.Configuration()
     configuration.clock = clock
     return RequestCoordinator(transport: mock, configuration: configuration)
@@ -97,7 +97,7 @@ struct MockTransportTests {
     @Test("faults in one line: dropped connection, timeout, corrupt gzip, 429 and 503 with Retry-After")
     func faults() async throws {
         let mock = MockTransport()
-        let clock = ImmediateClock()
+        let clock = ImmediateTestClock()
         mock.respond(to: .get, "/v1/users/1", with: [.droppedConnection, .timedOut, .json(#"{"id":1,"name":"third time"}"#)])
         mock.respond(to: .get, "/v1/users/2", with: [.tooManyRequests(retryAfter: .seconds(7)), .json(#"{"id":2,"name":"later"}"#)])
         mock.respond(to: .get, "/v1/users/3", with: [.serviceUnavailable(retryAfter: .seconds(2)), .json(#"{"id":3,"name":"up"}"#)])

@@ -27,7 +27,7 @@ import Testing
         mock.respond(to: .get, "/v1/search", query: ["q": "ada lovelace"], latency: .milliseconds(20),
                      with: .json(encoding: ["data": ["items": [User(id: 1, name: "Ada Lovelace")]]]))
         var configuration = RequestCoordinator.Configuration()
-        configuration.clock = ImmediateClock()
+        configuration.clock = ImmediateTestClock()
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
 
         #expect(try await UserService(id: 7).load(using: coordinator).name == "Ada")

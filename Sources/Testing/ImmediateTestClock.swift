@@ -2,7 +2,7 @@ internal import CourierCore
 
 /// A clock whose `sleep` returns at once, advancing its own time and recording each delay: give
 /// it to `RequestCoordinator.Configuration.clock` and retry tests run without waiting.
-public final class ImmediateClock: Clock, Sendable {
+public final class ImmediateTestClock: Clock, Sendable {
     /// A point on the clock: the total time slept so far.
     public struct Instant: InstantProtocol {
         /// Time since the clock was created.
