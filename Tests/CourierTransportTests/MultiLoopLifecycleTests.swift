@@ -18,13 +18,17 @@ struct MultiLoopLifecycleTests {
     }
 
     /// Starts `count` requests to a gate one by one, each once the previous one is held, so that
-    /// each loop fills up to its spill threshold in turn.
+    /// each loop fills up to its spill threshold in turn. They have no idle timeout: the test
+    /// opens the gate (a sanitizer build under load may take more than the default 60 s).
     static func holdOnEveryLoop(
         _ count: Int, gate: String, server: TestServer, transport: CurlTransport
     ) async throws -> [Task<Int, any Error>] {
+        var options = TransferOptions()
+        options.idleTimeout = nil
         var tasks: [Task<Int, any Error>] = []
         for index in 0..<count {
-            tasks.append(Task { try await transport.send(server.request("/gate?name=\(gate)")).body.count })
+            tasks.append(
+                Task { try await transport.send(server.request("/gate?name=\(gate)"), body: nil, options: options).body.count })
             try await eventually { server.heldAtGate(gate) == index + 1 }
         }
         let loops = transport.group.loops.count
@@ -95,7 +99,7 @@ struct MultiLoopLifecycleTests {
         #expect(transport.group.loops.map(\.load) == [1, 0])
         var options = TransferOptions()
         options.maximumBodySize = nil
-        let size = 4 << 20
+        let size = 1 << 20
         let streamed = try await transport.stream(server.request("/bytes?n=\(size)"), options: options)
         #expect(transport.group.loops.map(\.load) == [1, 1])
         try await eventually { streamed.body.channel.isPaused }
@@ -110,7 +114,7 @@ struct MultiLoopLifecycleTests {
         }
         // A resume sent to the wrong loop would leave the stream paused for good: bound the wait.
         let watchdog = Task {
-            try await Task.sleep(for: .seconds(60))
+            try await Task.sleep(for: .seconds(120))
             consumer.cancel()
         }
         let (received, intact) = try await consumer.value
