@@ -48,10 +48,10 @@ public final class CurlTransport: HTTPTransport {
 
         /// The default for ``loops``: half the active processors, at least 1, at most 4.
         ///
-        /// Why half: a loop thread does 40–60% of the CPU work of a request (curl, the socket,
-        /// the response buffer; measured with `courier-bench`); the rest runs on the caller's
-        /// tasks, on other cores. So one loop keeps about two cores busy before it becomes the
-        /// bottleneck. Why at most 4: each loop opens its own connections to a busy host, and 4
+        /// Why half: a loop thread does about half the CPU work of a request (curl, the socket,
+        /// the response buffer: 40% for a `load()`, up to 70% for a bare `send`, measured with
+        /// `courier-bench`); the rest runs on the caller's tasks, on other cores. So one loop
+        /// keeps about two cores busy before it becomes the bottleneck. Why at most 4: each loop opens its own connections to a busy host, and 4
         /// loops already carry about 4 × 50,000 small requests/s. Set ``loops`` to go further.
         public static var defaultLoops: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2)) }
 
