@@ -2,7 +2,8 @@ internal import FoundationEssentials
 public import HTTPTypes
 public import Logging
 
-/// The real transport: libcurl's multi interface driven by one event-loop thread.
+/// The real transport: libcurl's multi interface driven by event-loop threads
+/// (``Configuration/loops``: one per two cores, at most 4, by default).
 ///
 /// Create one per process (or per server) and share it: connections, TLS sessions and
 /// DNS results are reused across every request it sends. Call ``shutdown(cancellingInFlight:)``
@@ -30,8 +31,29 @@ public final class CurlTransport: HTTPTransport {
         /// 0 keeps none. 16 MiB by default. Larger bodies always go straight back to the system,
         /// and ``CurlTransport/shutdown(cancellingInFlight:)`` releases what is kept.
         public var bodyBufferPoolSize = 16 << 20
-        /// The loop thread's name, as profilers show it. "courier-curl" by default.
+        /// The loop threads' name, as profilers show it: `courier-curl-0`, `courier-curl-1`, … with
+        /// several loops (shortened to fit Linux's 15 bytes), the name itself with one.
+        /// "courier-curl" by default.
         public var threadName = "courier-curl"
+        /// Event loops: each its own thread, curl multi handle and connection pool. Transfers
+        /// spread over them, so one busy host can use as many cores; a light load keeps to the
+        /// first loop and its warm connections (new transfers spill to the next loop once one
+        /// holds 16 unfinished; so a busy HTTP/2 host gets up to one connection per loop, and a
+        /// burst of a few loads shares one). The connection limits hold for the transport as
+        /// a whole (split across loops), so there are never more loops than
+        /// ``maximumConnectionsPerHost`` or ``maximumConnections`` allow connections.
+        /// `1` runs everything on one thread, as before loops could be several. By default, half
+        /// the active processors, at least 1 and at most 4 (``defaultLoops``).
+        public var loops = Configuration.defaultLoops
+
+        /// The default for ``loops``: half the active processors, at least 1, at most 4.
+        ///
+        /// Why half: a loop thread does about half the CPU work of a request (curl, the socket,
+        /// the response buffer: 40% for a `load()`, up to 70% for a bare `send`, measured with
+        /// `courier-bench`); the rest runs on the caller's tasks, on other cores. So one loop
+        /// keeps about two cores busy before it becomes the bottleneck. Why at most 4: each loop opens its own connections to a busy host, and 4
+        /// loops already carry about 4 × 50,000 small requests/s. Set ``loops`` to go further.
+        public static var defaultLoops: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2)) }
 
         /// Creates the default configuration.
         public init() {}
@@ -39,17 +61,19 @@ public final class CurlTransport: HTTPTransport {
 
     /// The configuration in force.
     public let configuration: Configuration
-    let loop: CurlEventLoop
+    /// The loops, and the task executor over their threads.
+    let group: CurlLoopGroup
     /// Large body buffers, reused across responses.
     let bodyBuffers: BodyBufferPool
     private let backgroundLogger: Logger?
 
-    /// Starts a transport and its loop thread.
+    /// Starts a transport and its loop threads.
     public init(configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil) {
         self.configuration = configuration
         self.backgroundLogger = backgroundLogger
         bodyBuffers = BodyBufferPool(capacity: configuration.bodyBufferPoolSize)
-        loop = CurlEventLoop(
+        group = CurlLoopGroup(
+            count: configuration.loops,
             limits: .init(
                 connectionsPerHost: configuration.maximumConnectionsPerHost,
                 connections: configuration.maximumConnections,
@@ -59,14 +83,16 @@ public final class CurlTransport: HTTPTransport {
     }
 
     deinit {
-        loop.shutdownDetached()
+        group.shutdownDetached()
     }
 
-    /// The loop thread, as a task executor. Code that does little besides networking (a
-    /// proxy, a crawler, a batch of loads) runs faster in a task that prefers it: each
-    /// transfer resumes its task right on the loop thread, with no hand-off between threads.
-    /// The price: while such a task computes, the loop does no network work, so keep heavy
-    /// or blocking work out of it. Loads started from such a task keep the preference.
+    /// The loop threads, as a task executor. Code that does little besides networking (a
+    /// proxy, a crawler, a batch of loads) runs faster in a task that prefers it: a transfer
+    /// started there runs on the loop of the task's thread and resumes the task right there,
+    /// with no hand-off between threads. Tasks entering the preference, and child tasks,
+    /// spread over the loops in turn. The price: while such a task computes, its loop does no
+    /// network work, so keep heavy or blocking work out of it. Loads started from such a task
+    /// keep the preference.
     ///
     /// ```swift
     /// let body = try await withTaskExecutorPreference(transport.taskExecutor) {
@@ -75,13 +101,13 @@ public final class CurlTransport: HTTPTransport {
     /// ```
     ///
     /// Once the transport has shut down, such tasks continue on the global executor.
-    public var taskExecutor: (any TaskExecutor)? { loop }
+    public var taskExecutor: (any TaskExecutor)? { group }
 
     /// Stops accepting requests, then waits for those in flight to finish (or cancels them
     /// with `shutDown` when `cancellingInFlight` is `true`) and releases curl's resources.
     public func shutdown(cancellingInFlight: Bool = false) async {
         backgroundLogger?.debug("courier transport shutting down", metadata: ["sdk.cancel": "\(cancellingInFlight)"])
-        await loop.shutdown(cancelInFlight: cancellingInFlight)
+        await group.shutdown(cancelInFlight: cancellingInFlight)
         bodyBuffers.drain()
     }
 
@@ -165,10 +191,10 @@ public final class CurlTransport: HTTPTransport {
         }
     }
 
-    /// Runs one hop on the loop and waits for it (for its head, when streamed).
+    /// Runs one hop on a loop and waits for it (for its head, when streamed).
     private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
         let transfer = Transfer(request: request, bodyBuffers: bodyBuffers)
-        let loop = self.loop
+        let loop = group.loopForTransfer()
         let raw = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
                 if streamed {

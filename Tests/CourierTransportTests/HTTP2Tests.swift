@@ -30,7 +30,11 @@ import Testing
     /// stops both whether `body` throws or not.
     func withNginx<T>(_ body: (NginxServer, CurlTransport, TransferOptions) async throws -> T) async throws -> T {
         let server = try await NginxServer.start()
-        let transport = CurlTransport()
+        // One loop: these tests count the connections curl multiplexes streams on, and several
+        // loops each open their own under a heavy burst.
+        var configuration = CurlTransport.Configuration()
+        configuration.loops = 1
+        let transport = CurlTransport(configuration: configuration)
         var options = TransferOptions()
         options.tls.certificateAuthorityFile = server.certificateAuthorityFile
         do {

@@ -11,6 +11,7 @@ func currentThreadName() -> String {
 
 @Suite("The loop thread as a task executor")
 struct TaskExecutorTests {
+    /// The loop threads' name: itself with one loop, `courier-exec-<index>` with several.
     static let threadName = "courier-exec"
 
     @Test("tasks that prefer it resume on the loop thread after each transfer, child tasks too")
@@ -22,7 +23,7 @@ struct TaskExecutorTests {
                 for index in 0..<50 {
                     let response = try await transport.send(server.request("/bytes?n=\(index + 1)"))
                     #expect(response.body.count == index + 1)
-                    #expect(currentThreadName() == Self.threadName)
+                    #expect(currentThreadName().hasPrefix(Self.threadName))
                 }
                 try await withThrowingTaskGroup(of: (Int, String).self) { group in
                     for index in 0..<200 {
@@ -36,7 +37,7 @@ struct TaskExecutorTests {
                     }
                     var count = 0
                     for try await (_, name) in group {
-                        #expect(name == Self.threadName)
+                        #expect(name.hasPrefix(Self.threadName))
                         count += 1
                     }
                     #expect(count == 200)
@@ -44,7 +45,7 @@ struct TaskExecutorTests {
             }
             // Without the preference, the same transport resumes the task on the global executor.
             _ = try await transport.send(server.request("/json"))
-            #expect(currentThreadName() != Self.threadName)
+            #expect(!currentThreadName().hasPrefix(Self.threadName))
         }
     }
 

@@ -10,6 +10,8 @@ public final class TestServer: Sendable {
     public struct Stats: Sendable {
         public var connectionsAccepted = 0
         public var connectionsOpen = 0
+        /// The most connections open at once.
+        public var peakConnectionsOpen = 0
         public var requests: [RecordedRequest] = []
         public var requestCount = 0
     }

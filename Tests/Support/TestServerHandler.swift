@@ -20,6 +20,7 @@ final class TestServerHandler: ChannelInboundHandler {
         server.stats.withLock {
             $0.connectionsAccepted += 1
             $0.connectionsOpen += 1
+            $0.peakConnectionsOpen = max($0.peakConnectionsOpen, $0.connectionsOpen)
         }
         context.fireChannelActive()
     }

@@ -15,6 +15,8 @@ enum Client: String, CaseIterable, Sendable {
     case courierOnLoop = "Courier load(), loop executor"
     case transport = "Courier CurlTransport"
     case transportOnLoop = "Courier CurlTransport, loop executor"
+    case transportOneLoop = "Courier CurlTransport, 1 loop"
+    case transportTwoLoops = "Courier CurlTransport, 2 loops"
     case raw = "raw libcurl multi (C)"
     case asyncHTTPClient = "async-http-client"
     case urlSession = "URLSession"
@@ -26,6 +28,8 @@ enum Client: String, CaseIterable, Sendable {
         case .courierOnLoop: "courier-loop"
         case .transport: "transport"
         case .transportOnLoop: "transport-loop"
+        case .transportOneLoop: "transport-1loop"
+        case .transportTwoLoops: "transport-2loops"
         case .raw: "raw"
         case .asyncHTTPClient: "ahc"
         case .urlSession: "urlsession"
@@ -33,7 +37,16 @@ enum Client: String, CaseIterable, Sendable {
     }
 
     /// One of ours (compared with async-http-client too).
-    var isCourier: Bool { [.courierDefaults, .courier, .courierOnLoop, .transport, .transportOnLoop].contains(self) }
+    var isCourier: Bool {
+        [.courierDefaults, .courier, .courierOnLoop, .transport, .transportOnLoop, .transportOneLoop, .transportTwoLoops]
+            .contains(self)
+    }
+
+    /// Loops set explicitly (`nil`: the default, ``CurlTransport/Configuration/defaultLoops``).
+    var loops: Int? { self == .transportOneLoop ? 1 : self == .transportTwoLoops ? 2 : nil }
+
+    /// Whether the client runs in `scenario`: the loop-count rows only where one host is busy.
+    func runs(in scenario: String) -> Bool { loops == nil || scenario == "small identity c=64" }
 
     /// Whether the client's tasks prefer the transport's loop thread as their executor.
     var prefersLoopExecutor: Bool { self == .courierOnLoop || self == .transportOnLoop }
@@ -50,6 +63,8 @@ struct ClientRun: Codable, Sendable {
     var failures: Int
     var seconds: Double
     var cpuSeconds: Double
+    /// CPU seconds of the curl loop threads alone (0 for other clients).
+    var loopCPUSeconds: Double
     var peakRSSKilobytes: Int
     var bytes: Int
 }
@@ -114,8 +129,10 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
             }
         }
         cleanup = { await transport.shutdown() }
-    case .transport, .transportOnLoop:
-        let transport = CurlTransport()
+    case .transport, .transportOnLoop, .transportOneLoop, .transportTwoLoops:
+        var configuration = CurlTransport.Configuration()
+        if let loops = client.loops { configuration.loops = loops }
+        let transport = CurlTransport(configuration: configuration)
         let parts = BytesResource(url: url).endpoint
         let authority = parts.baseURL.replacingOccurrences(of: "http://", with: "")
         let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: parts.path)

@@ -13,7 +13,7 @@ func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
                 let scenario = "\(payload) \(encoding) c=\(concurrency)"
                 report.scenario(scenario, detail: "\(requests) requests per run")
                 var results: [Client: [ClientRun]] = [:]
-                for client in Client.allCases {
+                for client in Client.allCases where client.runs(in: scenario) {
                     for run in 0..<runs {
                         progress("\(scenario): \(client.rawValue), run \(run + 1)/\(runs)")
                         results[client, default: []].append(
@@ -22,10 +22,13 @@ func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
                 }
                 let raw = figure(for: .raw, results, scenario: scenario, report: report, reference: nil)
                 let ahc = results[.asyncHTTPClient].map { rate($0) }
-                for client in Client.allCases where client != .raw {
+                for client in Client.allCases where client != .raw && client.runs(in: scenario) {
                     var notes: [String: Double] = [:]
                     if client.isCourier, let ahc, let mine = results[client] {
                         notes["x vs AHC"] = median(rate(mine)) / median(ahc)
+                    }
+                    if client == .transportTwoLoops, let one = results[.transportOneLoop], let mine = results[client] {
+                        notes["x vs 1 loop"] = median(rate(mine)) / median(rate(one))
                     }
                     _ = figure(for: client, results, scenario: scenario, report: report, reference: raw, notes: notes)
                 }
@@ -41,6 +44,9 @@ private func figure(
     let runs = results[client] ?? []
     var notes = extra
     notes["µs CPU/req"] = median(runs.map { $0.cpuSeconds * 1e6 / Double(max($0.requests, 1)) })
+    if client.isCourier {
+        notes["µs loop CPU/req"] = median(runs.map { $0.loopCPUSeconds * 1e6 / Double(max($0.requests, 1)) })
+    }
     notes["MB RSS"] = median(runs.map { Double($0.peakRSSKilobytes) / 1024 })
     let failures = runs.reduce(0) { $0 + $1.failures }
     if failures > 0 { notes["failures"] = Double(failures) }
@@ -87,13 +93,15 @@ func measureChild(
 ) async throws {
     _ = try await work(warmup)
     let cpuBefore = cpuSeconds()
+    let loopCPUBefore = loopThreadCPUSeconds()
     let start = ContinuousClock.now
     let (bytes, failures) = try await work(requests)
     let elapsed = ContinuousClock.now - start
     let cpu = cpuSeconds() - cpuBefore
+    let loopCPU = loopThreadCPUSeconds() - loopCPUBefore
     try await cleanup()
     let run = ClientRun(
-        requests: requests, failures: failures, seconds: elapsed.seconds, cpuSeconds: cpu,
+        requests: requests, failures: failures, seconds: elapsed.seconds, cpuSeconds: cpu, loopCPUSeconds: loopCPU,
         peakRSSKilobytes: peakRSSKilobytes(), bytes: bytes)
     FileHandle.standardOutput.write(try JSONEncoder().encode(run) + Data("\n".utf8))
 }

@@ -90,3 +90,23 @@ struct SoakSamples: Codable, Sendable {
         return reasons
     }
 }
+
+/// CPU seconds spent so far by this process's curl loop threads (named `courier-curl…`), from
+/// `/proc/self/task/*/stat`: the loop's share of each request's work.
+func loopThreadCPUSeconds() -> Double {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var ticks = 0
+    for task in tasks {
+        guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+            name.hasPrefix("courier-curl"),
+            let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { continue }
+        // After "pid (comm) ", field 3 is the state; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+        ticks += user + system
+    }
+    return Double(ticks) / ticksPerSecond
+}

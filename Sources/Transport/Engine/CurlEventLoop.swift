@@ -1,37 +1,40 @@
 internal import CourierCore
 internal import CCurl
+internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
 
-/// Owns one `CURLM` and the thread that drives it with `curl_multi_poll`.
+/// Owns one `CURLM`, its connection pool and the thread that drives it with `curl_multi_poll`.
+/// A ``CurlLoopGroup`` holds one or more and spreads transfers over them.
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): `multi`'s transfers,
-/// `running` and `idleHandles` are touched only on the loop thread. Other threads reach
-/// the loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
-/// documents as callable from any thread.
+/// `running`, `idleHandles`, `cancelsInFlight` and `runsJobs` are touched only on the loop
+/// thread; `jobExecutor` is written once before the thread starts. Other threads reach the
+/// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
+/// documents as callable from any thread, and read `load`, an atomic.
 ///
-/// The loop is also a `TaskExecutor`: jobs of tasks that prefer it are queued in the inbox
-/// and run on the loop thread between two rounds of curl work. A transfer that completes
-/// then resumes its task on the thread that completed it, with no thread to wake.
-final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
-    struct Limits: Sendable {
+/// Jobs of tasks that prefer the group's executor are queued in the inbox and run on the loop
+/// thread between two rounds of curl work. A transfer that completes then resumes its task on
+/// the thread that completed it, with no thread to wake.
+final class CurlEventLoop: @unchecked Sendable {
+    struct Limits: Sendable, Equatable {
         var connectionsPerHost: Int
         var connections: Int
         var idleConnections: Int
         var idleHandles: Int
     }
 
-    private enum Command {
+    enum Command {
         case add(Transfer)
         case cancel(Transfer)
         case unpause(Transfer)
         case shutdown(cancelInFlight: Bool)
     }
 
-    private enum Phase { case running, draining, stopped }
+    enum Phase { case running, draining, stopped }
 
-    private struct Inbox {
+    struct Inbox {
         var commands: [Command] = []
         var jobs: [UnownedJob] = []
         var polling = false
@@ -39,17 +42,27 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let multi: UnsafeMutableRawPointer
-    private let inbox = LockedValue(Inbox())
-    private let limits: Limits
-    private let threadName: String
-    private var running: [ObjectIdentifier: Transfer] = [:]
-    private var idleHandles: [UnsafeMutableRawPointer] = []
-    private var cancelsInFlight = false
+    /// This loop's place in its group.
+    let index: Int
+    let multi: UnsafeMutableRawPointer
+    let inbox = LockedValue(Inbox())
+    let limits: Limits
+    let threadName: String
+    /// Transfers handed to this loop and not yet finished (queued, running or streaming): what
+    /// the group balances on.
+    private let assigned = Atomic<Int>(0)
+    /// The executor jobs run on: the group's, so the runtime sees tasks on their preferred executor.
+    var jobExecutor: UnownedTaskExecutor?
+    var running: [ObjectIdentifier: Transfer] = [:]
+    var idleHandles: [UnsafeMutableRawPointer] = []
+    var cancelsInFlight = false
+    /// True while the loop thread runs task jobs, false while it does curl work.
+    var runsJobs = false
 
-    init(limits: Limits, threadName: String) {
+    init(index: Int, limits: Limits, threadName: String) {
         CurlLibrary.initializeOnce()
         guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
+        self.index = index
         self.multi = multi
         self.limits = limits
         self.threadName = threadName
@@ -59,10 +72,11 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         if limits.idleConnections > 0 {
             _ = courier_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, limits.idleConnections)
         }
-        startThread()
     }
 
-    private func startThread() {
+    /// Starts the loop thread; jobs will run on `executor`. Called once, before any other use.
+    func startThread(jobExecutor executor: UnownedTaskExecutor) {
+        jobExecutor = executor
         var thread = pthread_t()
         // The thread owns a reference to the loop until `run` returns.
         let retained = Unmanaged.passRetained(self).toOpaque()
@@ -79,9 +93,20 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
 
     // MARK: any thread
 
+    /// Whether the loop accepts transfers, drains them or has stopped.
+    var phase: Phase { inbox.withLock { $0.phase } }
+
+    /// Transfers handed to this loop and not yet finished.
+    var load: Int { assigned.load(ordering: .relaxed) }
+
+    /// Called once for every transfer that leaves the loop (finished, failed or refused).
+    func transferLeft() { assigned.subtract(1, ordering: .relaxed) }
+
     /// Hands a transfer to the loop. After this call the transfer belongs to the loop.
     func start(_ transfer: Transfer) {
+        assigned.add(1, ordering: .relaxed)
         if !submit(.add(transfer)) {
+            transferLeft()
             transfer.fail(ServiceError(.shutDown, "The transport was shut down."))
         }
     }
@@ -120,10 +145,9 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         if wake { curl_multi_wakeup(multi) }
     }
 
-    /// Queues a job of a task that prefers this executor; once the loop has stopped, jobs go
-    /// to the global concurrent executor instead.
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+    /// Queues a job of a task that prefers the group's executor; once the loop has stopped,
+    /// jobs go to the global concurrent executor instead.
+    func enqueue(_ job: UnownedJob) {
         let (queued, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             guard inbox.phase != .stopped else { return (false, false) }
             inbox.jobs.append(job)
@@ -146,145 +170,20 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         return accepted
     }
 
-    // MARK: loop thread
+    // MARK: which loop runs this thread
 
-    private func run() {
-        courier_set_thread_name(threadName)
-        var stillRunning: Int32 = 0
-        var draining = false
-        let executor = asUnownedTaskExecutor()
-        var jobs: [UnownedJob] = []
-        while true {
-            // Jobs first: tasks resumed by the last round usually start their next transfer.
-            inbox.withLock { swap(&jobs, &$0.jobs) }
-            for job in jobs { job.runSynchronously(on: executor) }
-            jobs.removeAll(keepingCapacity: true)
-            let commands = inbox.withLock { inbox -> [Command] in
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return inbox.commands
-            }
-            for command in commands {
-                switch command {
-                case .add(let transfer): add(transfer)
-                case .cancel(let transfer): remove(transfer, failing: .cancelled())
-                case .unpause(let transfer):
-                    if running[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
-                        _ = curl_easy_pause(easy, Int32(courier_pause_cont))
-                    }
-                case .shutdown(let cancelInFlight):
-                    draining = true
-                    if cancelInFlight { cancelsInFlight = true }
-                }
-            }
-            if draining && cancelsInFlight {
-                for transfer in Array(running.values) {
-                    remove(transfer, failing: ServiceError(.shutDown, "The transport was shut down."))
-                }
-            }
-            if draining && running.isEmpty { break }
-
-            curl_multi_perform(multi, &stillRunning)
-            collectFinished()
-            if draining && running.isEmpty { break }
-
-            let sleeps = inbox.withLock { inbox -> Bool in
-                guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
-                inbox.polling = true
-                return true
-            }
-            if sleeps {
-                var ready: Int32 = 0
-                curl_multi_poll(multi, nil, 0, 1000, &ready)
-                inbox.withLock { $0.polling = false }
-            }
-        }
-        tearDown()
+    /// The loop whose thread is calling, if any.
+    static var current: CurlEventLoop? {
+        guard let pointer = pthread_getspecific(currentKey) else { return nil }
+        // The loop thread holds a reference to its loop until it clears the key.
+        return Unmanaged<CurlEventLoop>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    private func add(_ transfer: Transfer) {
-        if transfer.isCancelRequested {
-            transfer.fail(.cancelled())
-            return
-        }
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
-            transfer.fail(ServiceError(.networkFailed, "curl could not allocate a transfer."))
-            return
-        }
-        do {
-            try transfer.attach(to: easy)
-        } catch {
-            transfer.detach()
-            recycle(easy)
-            transfer.fail(error)
-            return
-        }
-        let status = curl_multi_add_handle(multi, easy)
-        guard status == CURLM_OK else {
-            transfer.detach()
-            recycle(easy)
-            transfer.fail(ServiceError(.networkFailed, "curl refused the transfer (\(status.rawValue))."))
-            return
-        }
-        running[ObjectIdentifier(transfer)] = transfer
-    }
-
-    private func remove(_ transfer: Transfer, failing error: ServiceError) {
-        guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
-        curl_multi_remove_handle(multi, easy)
-        transfer.fail(error)
-        transfer.detach()
-        recycle(easy)
-    }
-
-    private func collectFinished() {
-        var remaining: Int32 = 0
-        while let message = curl_multi_info_read(multi, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
-            let result = message.pointee.data.result
-            var pointer: UnsafeMutableRawPointer?
-            _ = courier_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
-            guard let pointer else { continue }
-            let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
-            curl_multi_remove_handle(multi, easy)
-            transfer.complete(with: result)
-            transfer.detach()
-            running.removeValue(forKey: ObjectIdentifier(transfer))
-            recycle(easy)
-        }
-    }
-
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
-        if idleHandles.count < limits.idleHandles {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
-        } else {
-            curl_easy_cleanup(easy)
-        }
-    }
-
-    private func tearDown() {
-        for easy in idleHandles { curl_easy_cleanup(easy) }
-        idleHandles.removeAll()
-        curl_multi_cleanup(multi)
-        let (waiters, jobs) = inbox.withLock { inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob]) in
-            inbox.phase = .stopped
-            // Anything queued after the shutdown command belongs to transfers that must fail.
-            for command in inbox.commands {
-                if case .add(let transfer) = command {
-                    transfer.fail(ServiceError(.shutDown, "The transport was shut down."))
-                }
-            }
-            inbox.commands.removeAll()
-            defer {
-                inbox.shutdownWaiters.removeAll()
-                inbox.jobs.removeAll()
-            }
-            return (inbox.shutdownWaiters, inbox.jobs)
-        }
-        // Tasks that still prefer this executor carry on on the global one.
-        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
-        for waiter in waiters { waiter.resume() }
-    }
+    static let currentKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "could not create the curl loop thread key")
+        return key
+    }()
 }
 
 /// libcurl's process-wide initialisation, done once before the first multi handle.

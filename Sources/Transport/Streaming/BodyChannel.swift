@@ -35,6 +35,8 @@ final class BodyChannel: Sendable {
 
     /// The most bytes ever buffered at once (tests read it to prove bounded memory).
     var bufferedHighWaterMark: Int { state.withLock { $0.highWaterMark } }
+    /// Whether the producer paused the transfer and waits for the consumer (tests read it).
+    var isPaused: Bool { state.withLock { $0.paused } }
 
     // MARK: producer (loop thread)
 

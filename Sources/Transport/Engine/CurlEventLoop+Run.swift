@@ -1,0 +1,159 @@
+internal import CourierCore
+internal import CCurl
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// The loop thread: everything here runs on it and nowhere else.
+extension CurlEventLoop {
+    func run() {
+        courier_set_thread_name(threadName)
+        pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.currentKey, nil) }
+        var stillRunning: Int32 = 0
+        var draining = false
+        guard let executor = jobExecutor else { preconditionFailure("the loop thread started without an executor") }
+        var jobs: [UnownedJob] = []
+        while true {
+            // Jobs first: tasks resumed by the last round usually start their next transfer.
+            inbox.withLock { swap(&jobs, &$0.jobs) }
+            runsJobs = true
+            for job in jobs { job.runSynchronously(on: executor) }
+            runsJobs = false
+            jobs.removeAll(keepingCapacity: true)
+            let commands = inbox.withLock { inbox -> [Command] in
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return inbox.commands
+            }
+            for command in commands {
+                switch command {
+                case .add(let transfer): add(transfer)
+                case .cancel(let transfer): remove(transfer, failing: .cancelled())
+                case .unpause(let transfer):
+                    if running[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
+                        _ = curl_easy_pause(easy, Int32(courier_pause_cont))
+                    }
+                case .shutdown(let cancelInFlight):
+                    draining = true
+                    if cancelInFlight { cancelsInFlight = true }
+                }
+            }
+            if draining && cancelsInFlight {
+                for transfer in Array(running.values) {
+                    remove(transfer, failing: ServiceError(.shutDown, "The transport was shut down."))
+                }
+            }
+            if draining && running.isEmpty { break }
+
+            curl_multi_perform(multi, &stillRunning)
+            collectFinished()
+            if draining && running.isEmpty { break }
+
+            let sleeps = inbox.withLock { inbox -> Bool in
+                guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
+                inbox.polling = true
+                return true
+            }
+            if sleeps {
+                var ready: Int32 = 0
+                curl_multi_poll(multi, nil, 0, 1000, &ready)
+                inbox.withLock { $0.polling = false }
+            }
+        }
+        tearDown()
+    }
+
+    private func add(_ transfer: Transfer) {
+        if transfer.isCancelRequested {
+            refuse(transfer, .cancelled())
+            return
+        }
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+            refuse(transfer, ServiceError(.networkFailed, "curl could not allocate a transfer."))
+            return
+        }
+        do {
+            try transfer.attach(to: easy)
+        } catch {
+            transfer.detach()
+            recycle(easy)
+            refuse(transfer, error)
+            return
+        }
+        let status = curl_multi_add_handle(multi, easy)
+        guard status == CURLM_OK else {
+            transfer.detach()
+            recycle(easy)
+            refuse(transfer, ServiceError(.networkFailed, "curl refused the transfer (\(status.rawValue))."))
+            return
+        }
+        running[ObjectIdentifier(transfer)] = transfer
+    }
+
+    /// Fails a transfer that never ran.
+    private func refuse(_ transfer: Transfer, _ error: ServiceError) {
+        transferLeft()
+        transfer.fail(error)
+    }
+
+    private func remove(_ transfer: Transfer, failing error: ServiceError) {
+        guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
+        curl_multi_remove_handle(multi, easy)
+        transferLeft()
+        transfer.fail(error)
+        transfer.detach()
+        recycle(easy)
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let result = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            _ = courier_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
+            guard let pointer else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
+            curl_multi_remove_handle(multi, easy)
+            running.removeValue(forKey: ObjectIdentifier(transfer))
+            transferLeft()
+            transfer.complete(with: result)
+            transfer.detach()
+            recycle(easy)
+        }
+    }
+
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        if idleHandles.count < limits.idleHandles {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    private func tearDown() {
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+        let (waiters, jobs, refused) = inbox.withLock {
+            inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob], [Transfer]) in
+            inbox.phase = .stopped
+            // Anything queued after the shutdown command belongs to transfers that must fail.
+            let refused = inbox.commands.compactMap { command -> Transfer? in
+                if case .add(let transfer) = command { return transfer }
+                return nil
+            }
+            inbox.commands.removeAll()
+            defer {
+                inbox.shutdownWaiters.removeAll()
+                inbox.jobs.removeAll()
+            }
+            return (inbox.shutdownWaiters, inbox.jobs, refused)
+        }
+        for transfer in refused { refuse(transfer, ServiceError(.shutDown, "The transport was shut down.")) }
+        // Tasks that still prefer this executor carry on on the global one.
+        for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+        for waiter in waiters { waiter.resume() }
+    }
+}
