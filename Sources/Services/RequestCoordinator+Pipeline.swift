@@ -117,27 +117,16 @@ extension RequestCoordinator {
 
     /// Sends `request` with retries, as its own transfer or joined to an identical one.
     nonisolated func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
-        let key: FlightKey
-        if plan.coalescing == .never {
-            key = .unique(plan.id)
-        } else if let digest = FlightKey.digest(
-            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag)
-        {
-            key = .shared(digest)
-        } else {
-            key = .unique(plan.id)  // a body streamed from files is never compared
-        }
+        // A body streamed from files is never compared: no key, so the load never shares.
+        let key = plan.coalescing == .never
+            ? nil
+            : FlightKey(request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag)
         let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
         let logger = plan.logger, stub = plan.stub
-        if case .unique = key, plan.coalescing != .rejectDuplicates {
-            // Nobody can join: no flight on the actor.
-            let result = await solo.run(id: id, transportExecutor: transport.taskExecutor) {
-                await self.transferWithRetries(
-                    request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
-            }
-            return result.map { Execution(response: $0, sharedDecodes: nil, wasCoalesced: false) }
-        }
-        return await join(key: key, waiter: id, rejectsDuplicates: plan.coalescing == .rejectDuplicates) {
+        return await flights.run(
+            id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
+            transportExecutor: transport.taskExecutor, joined: { events.emit(id, .coalesced) }
+        ) {
             await self.transferWithRetries(
                 request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
         }
