@@ -62,7 +62,13 @@ final class FlightTable: Sendable {
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
         joined: () -> Void, _ work: @escaping Work
     ) async -> Result<Execution, ServiceError> {
-        await withTaskCancellationHandler {
+        // When the caller prefers the transport's executor, so does the transfer's task. Asked
+        // before the cancellation handler is installed: with a handler, the runtime takes the
+        // task's status lock to answer.
+        let preferred = transportExecutor.flatMap { executor in
+            withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
+        }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: Waiter) in
                 // Admission and the waiter's registration happen under one lock, so a transfer
                 // that lands at once still finds every waiter it must answer.
@@ -88,7 +94,7 @@ final class FlightTable: Sendable {
                 switch admission {
                 case .refused(let error): continuation.resume(returning: .failure(error))
                 case .joined: joined()
-                case .leads: start(id, transportExecutor: transportExecutor, work)
+                case .leads: start(id, preferred: preferred, work)
                 }
             }
         } onCancel: {
@@ -96,18 +102,16 @@ final class FlightTable: Sendable {
         }
     }
 
-    /// Starts flight `serial`'s task; it runs on this thread until its transfer first suspends.
-    private func start(_ serial: UInt64, transportExecutor: (any TaskExecutor)?, _ work: @escaping Work) {
-        var preferred: (any TaskExecutor)?
-        if let transportExecutor,
-            withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor }) == transportExecutor.asUnownedTaskExecutor()
-        {
-            preferred = transportExecutor
-        }
-        let task = Task.immediate(executorPreference: preferred) {
+    /// Starts flight `serial`'s task; it runs on this thread until its transfer first suspends,
+    /// on `preferred` when given.
+    private func start(_ serial: UInt64, preferred: (any TaskExecutor)?, _ work: @escaping Work) {
+        let body: @Sendable () async -> Void = {
             let result = await work()
             self.land(serial, result: result)
         }
+        // Without a preference, no preference at all: a nil one still leaves a record on the
+        // task, and every resume of it then takes the task's status lock to read it.
+        let task = preferred.map { Task.immediate(executorPreference: $0, operation: body) } ?? Task.immediate(operation: body)
         let cancelNow = state.withLock { state -> Bool in
             guard state.flights[serial] != nil else { return false }  // already landed
             state.flights[serial]?.task = task

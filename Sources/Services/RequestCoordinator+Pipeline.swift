@@ -15,13 +15,15 @@ extension RequestCoordinator {
         do {
             if let error = plan.buildError { throw error }
             let (value, execution) = try await deliver(plan, intent: intent, finish: finish)
-            status = execution.response.head.status.code
-            let duration = ContinuousClock.now - plan.started
+            let code = execution.response.head.status.code
+            status = code
+            // The clock is read only when someone listens.
             events.emit(
-                plan.id, .finished(status: status ?? 0, metrics: execution.response.metrics, duration: duration))
+                plan.id,
+                .finished(status: code, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
             plan.logger?.debug(
                 "load finished",
-                metadata: ["sdk.http.status": "\(status ?? 0)", "sdk.duration": "\(duration)",
+                metadata: ["sdk.http.status": "\(code)", "sdk.duration": "\(ContinuousClock.now - plan.started)",
                     "sdk.coalesced": "\(execution.wasCoalesced)", "sdk.source": "\(execution.source)"])
             return value
         } catch {

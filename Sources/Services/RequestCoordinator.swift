@@ -61,7 +61,8 @@ public actor RequestCoordinator {
     /// Throws `ServiceError` only.
     public nonisolated func load<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: plan.id) }
+        let id = plan.id  // the closure keeps the id, not a copy of the whole plan
+        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
     }
 
     /// Loads `resource` as ``Resource/updates(using:refresh:logger:)`` does: the stored value
@@ -72,8 +73,9 @@ public actor RequestCoordinator {
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        let id = plan.id
         return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { execution in
-            try await Self.finish(resource, execution: execution, id: plan.id)
+            try await Self.finish(resource, execution: execution, id: id)
         }
     }
 
