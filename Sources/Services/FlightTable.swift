@@ -10,7 +10,7 @@ internal import CourierCore
 /// can cancel it and wait for it.
 final class FlightTable: Sendable {
     typealias Work = @Sendable () async -> Result<TransportResponse, ServiceError>
-    typealias Waiter = CheckedContinuation<Result<Execution, ServiceError>, Never>
+    typealias Waiter = UnsafeContinuation<Result<Execution, ServiceError>, Never>
 
     /// One transfer, named by the id of the load that started it.
     private struct Flight {
@@ -69,7 +69,10 @@ final class FlightTable: Sendable {
             withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: Waiter) in
+            // Unsafe (no checking canary to allocate): each continuation is resumed once, by
+            // whoever removes its `Waiting` entry under the lock (land, leave or shutDown), or at
+            // once when the load is refused and never stored.
+            await withUnsafeContinuation { (continuation: Waiter) in
                 // Admission and the waiter's registration happen under one lock, so a transfer
                 // that lands at once still finds every waiter it must answer.
                 let admission = state.withLock { state -> Admission in
@@ -109,13 +112,18 @@ final class FlightTable: Sendable {
             let result = await work()
             self.land(serial, result: result)
         }
-        // Without a preference, no preference at all: a nil one still leaves a record on the
-        // task, and every resume of it then takes the task's status lock to read it.
+        // Without a preference, no preference at all. (An immediate task still carries a
+        // preference record, so each resume of it reads the task's status under a lock; a
+        // plain `Task` would not, but would start on another thread, and at c=1 that hop
+        // costs more than the lock.)
         let task = preferred.map { Task.immediate(executorPreference: $0, operation: body) } ?? Task.immediate(operation: body)
         let cancelNow = state.withLock { state -> Bool in
-            guard state.flights[serial] != nil else { return false }  // already landed
-            state.flights[serial]?.task = task
-            return state.cancelsInFlight || state.flights[serial]?.isCancelled == true
+            // Read and written back whole: an optional-chained write through the subscript
+            // allocates a coroutine frame for a value this large.
+            guard var flight = state.flights[serial] else { return false }  // already landed
+            flight.task = task
+            state.flights[serial] = flight
+            return state.cancelsInFlight || flight.isCancelled
         }
         if cancelNow { task.cancel() }  // cancelled while the task was being created
     }
