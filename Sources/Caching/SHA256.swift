@@ -1,4 +1,4 @@
-/// SHA-256 (FIPS 180-4), used for cache keys, coalescing keys and credential hashes.
+/// SHA-256 (FIPS 180-4), used for cache keys, credential hashes and request body digests.
 ///
 /// Our own small implementation keeps the library free of a crypto dependency for the one
 /// digest it needs; it is checked against the standard test vectors.

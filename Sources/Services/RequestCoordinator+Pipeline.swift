@@ -15,13 +15,15 @@ extension RequestCoordinator {
         do {
             if let error = plan.buildError { throw error }
             let (value, execution) = try await deliver(plan, intent: intent, finish: finish)
-            status = execution.response.head.status.code
-            let duration = ContinuousClock.now - plan.started
+            let code = execution.response.head.status.code
+            status = code
+            // The clock is read only when someone listens.
             events.emit(
-                plan.id, .finished(status: status ?? 0, metrics: execution.response.metrics, duration: duration))
+                plan.id,
+                .finished(status: code, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
             plan.logger?.debug(
                 "load finished",
-                metadata: ["sdk.http.status": "\(status ?? 0)", "sdk.duration": "\(duration)",
+                metadata: ["sdk.http.status": "\(code)", "sdk.duration": "\(ContinuousClock.now - plan.started)",
                     "sdk.coalesced": "\(execution.wasCoalesced)", "sdk.source": "\(execution.source)"])
             return value
         } catch {
@@ -123,28 +125,18 @@ extension RequestCoordinator {
 
     /// Sends `request` with retries, as its own transfer or joined to an identical one.
     nonisolated func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
-        let key: FlightKey
-        if plan.coalescing == .never {
-            key = .unique(plan.id)
-        } else if let digest = FlightKey.digest(
-            request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
-            partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
-        {
-            key = .shared(digest)
-        } else {
-            key = .unique(plan.id)  // a body streamed from files is never compared
-        }
+        // A body streamed from files is never compared: no key, so the load never shares.
+        let key = plan.coalescing == .never
+            ? nil
+            : FlightKey(
+                request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
+                partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
         let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
         let logger = plan.logger, stub = plan.stub
-        if case .unique = key, plan.coalescing != .rejectDuplicates {
-            // Nobody can join: no flight on the actor.
-            let result = await solo.run(id: id, transportExecutor: transport.taskExecutor) {
-                await self.transferWithRetries(
-                    request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
-            }
-            return result.map { Execution(response: $0, sharedDecodes: nil, wasCoalesced: false) }
-        }
-        return await join(key: key, waiter: id, rejectsDuplicates: plan.coalescing == .rejectDuplicates) {
+        return await flights.run(
+            id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
+            transportExecutor: transport.taskExecutor, joined: { events.emit(id, .coalesced) }
+        ) {
             await self.transferWithRetries(
                 request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
         }

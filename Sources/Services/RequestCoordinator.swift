@@ -5,9 +5,10 @@ public import Logging
 /// Runs loads: decorates requests, coalesces identical ones in flight, retries, validates,
 /// decodes, and reports events.
 ///
-/// The actor keeps only bookkeeping (the transfers in flight and their waiters); decorating,
-/// transfers, decoding and waiting all happen outside its isolation, in the caller's task or in
-/// the one task that drives a shared transfer.
+/// The actor keeps only the bookkeeping of background work; transfers in flight and their
+/// waiters are kept under a lock (``FlightTable``), and decorating, transfers, decoding and
+/// waiting all happen outside its isolation, in the caller's task or in the one task that
+/// drives a transfer.
 ///
 /// `RequestCoordinator.current` is a task-local: give a task tree its own coordinator with
 /// `RequestCoordinator.$current.withValue(coordinator) { ... }`; outside any scope it is
@@ -19,13 +20,12 @@ public actor RequestCoordinator {
     public nonisolated let configuration: Configuration
     nonisolated let backgroundLogger: Logger?
     nonisolated let events = EventHub()
-    /// Transfers no other load can join, kept off the actor.
-    nonisolated let solo = SoloTransfers()
+    /// Transfers in flight and their waiters, kept off the actor.
+    nonisolated let flights = FlightTable()
     private nonisolated let cacheObserver: UInt64?
 
-    var flights: [FlightKey: Flight] = [:]
     var isShutDown = false
-    /// Transfers whose task has not ended yet (cancelled ones included).
+    /// Background work (revalidations) whose task has not ended yet.
     var activeTransfers = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -61,7 +61,8 @@ public actor RequestCoordinator {
     /// Throws `ServiceError` only.
     public nonisolated func load<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: plan.id) }
+        let id = plan.id  // the closure keeps the id, not a copy of the whole plan
+        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
     }
 
     /// Loads `resource` as ``Resource/updates(using:refresh:logger:)`` does: the stored value
@@ -72,8 +73,9 @@ public actor RequestCoordinator {
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        let id = plan.id
         return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { execution in
-            try await Self.finish(resource, execution: execution, id: plan.id)
+            try await Self.finish(resource, execution: execution, id: id)
         }
     }
 
@@ -123,14 +125,11 @@ public actor RequestCoordinator {
     /// transport down: its owner does.
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
-        solo.shutDown(cancelling: cancellingInFlight)
-        if cancellingInFlight {
-            for (key, flight) in flights { cancel(key: key, serial: flight.serial) }
-        }
+        flights.shutDown(cancelling: cancellingInFlight)
         if activeTransfers > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }
-        await solo.drained()
+        await flights.drained()
         events.finishAll()
     }
 

@@ -52,24 +52,26 @@ public struct RetryPolicy: Sendable, Hashable {
     public static let none = RetryPolicy(maximumAttempts: 1)
 
     /// The delay before attempt `attempt + 1`, or `nil` when `outcome` must not be retried.
-    /// `now` dates an HTTP-date `Retry-After`; `random` is a value in `0..<1`.
+    /// `now` dates an HTTP-date `Retry-After`; `random` is a value in `0..<1`. Neither is
+    /// evaluated unless the outcome is retried (reading the clock and the system's random
+    /// source on every successful load costs a syscall).
     func delay(
         after outcome: Result<TransportResponse, ServiceError>, of request: HTTPRequest, attempt: Int,
-        now: Date, random: Double
+        now: @autoclosure () -> Date, random: @autoclosure () -> Double
     ) -> Duration? {
         guard attempt < maximumAttempts else { return nil }
         guard retriesNonIdempotentRequests || Self.isIdempotent(request) else { return nil }
         switch outcome {
         case .failure(let error):
             guard error.code != .cancelled, error.code.isRetryableBeforeResponse else { return nil }
-            return backoff(attempt: attempt, random: random)
+            return backoff(attempt: attempt, random: random())
         case .success(let response):
             guard retryableStatuses.contains(response.head.status.code) else { return nil }
             if honorsRetryAfter, let value = response.head.headerFields[.retryAfter] {
-                guard let wait = Self.retryAfter(value, now: now) else { return backoff(attempt: attempt, random: random) }
+                guard let wait = Self.retryAfter(value, now: now()) else { return backoff(attempt: attempt, random: random()) }
                 return wait <= maximumRetryAfter ? wait : nil
             }
-            return backoff(attempt: attempt, random: random)
+            return backoff(attempt: attempt, random: random())
         }
     }
 
