@@ -97,9 +97,10 @@ struct LoadPlan: Sendable {
         return "\(request.scheme ?? "")://\(request.authority ?? "")\(pathOnly)"
     }
 
-    private static func logger(_ base: Logger?, id: UInt64) -> Logger? {
+    /// `base` with the load's `courier.request.id`.
+    static func logger(_ base: Logger?, id: UInt64) -> Logger? {
         guard var logger = base else { return nil }
-        logger[metadataKey: "sdk.request.id"] = "\(id)"
+        logger[metadataKey: "courier.request.id"] = "\(id)"
         return logger
     }
 

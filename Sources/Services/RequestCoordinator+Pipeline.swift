@@ -10,7 +10,7 @@ extension RequestCoordinator {
     ) async throws -> T {
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
-            "load started", metadata: ["sdk.http.method": "\(plan.request.method)", "sdk.url": "\(plan.loggableURL)"])
+            "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
         var status: Int?
         do {
             if let error = plan.buildError { throw error }
@@ -23,15 +23,16 @@ extension RequestCoordinator {
                 .finished(status: code, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
             plan.logger?.debug(
                 "load finished",
-                metadata: ["sdk.http.status": "\(code)", "sdk.duration": "\(ContinuousClock.now - plan.started)",
-                    "sdk.coalesced": "\(execution.wasCoalesced)", "sdk.source": "\(execution.source)"])
+                metadata: ["courier.http.status": "\(code)", "courier.duration": "\(ContinuousClock.now - plan.started)",
+                    "courier.coalesced": "\(execution.wasCoalesced)", "courier.source": "\(execution.source)"])
             return value
         } catch {
             let error = ServiceError.wrapping(error)
             let duration = ContinuousClock.now - plan.started
             events.emit(plan.id, .failed(code: error.code, status: error.status?.code ?? status, duration: duration))
-            plan.logger?.info(
-                "load failed", metadata: ["sdk.error.code": "\(error.code)", "sdk.error.message": "\(error.message)"])
+            // Debug, not info: the caller gets the error; a 404 is not an incident.
+            plan.logger?.debug(
+                "load failed", metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])
             throw error
         }
     }
@@ -170,7 +171,7 @@ extension RequestCoordinator {
             case .failure(let error): reason = error.code.description
             }
             events.emit(id, .retried(attempt: attempt, delay: delay, reason: reason))
-            logger?.debug("retrying", metadata: ["sdk.retry.attempt": "\(attempt)", "sdk.retry.reason": "\(reason)"])
+            logger?.debug("retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
             do {
                 try await configuration.clock.sleep(for: delay)
             } catch {

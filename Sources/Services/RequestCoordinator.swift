@@ -30,7 +30,8 @@ public actor RequestCoordinator {
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
-    /// level (failures at info) with `sdk.request.id` metadata; without one it is silent.
+    /// level (failures too: the caller gets them as errors) with `courier.request.id` metadata;
+    /// without one it is silent. Work that outlives a load (a background refresh) logs here.
     public init(
         transport: any HTTPTransport, configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil
     ) {

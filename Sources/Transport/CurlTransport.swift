@@ -106,7 +106,7 @@ public final class CurlTransport: HTTPTransport {
     /// Stops accepting requests, then waits for those in flight to finish (or cancels them
     /// with `shutDown` when `cancellingInFlight` is `true`) and releases curl's resources.
     public func shutdown(cancellingInFlight: Bool = false) async {
-        backgroundLogger?.debug("courier transport shutting down", metadata: ["sdk.cancel": "\(cancellingInFlight)"])
+        backgroundLogger?.debug("courier transport shutting down", metadata: ["courier.cancel": "\(cancellingInFlight)"])
         await group.shutdown(cancelInFlight: cancellingInFlight)
         bodyBuffers.drain()
     }
@@ -187,7 +187,7 @@ public final class CurlTransport: HTTPTransport {
             }
             hop = try hop.following(
                 status: result.head.status.code, to: target, policy: options.redirects, response: result.head)
-            backgroundLogger?.trace("courier following redirect", metadata: ["sdk.redirect.count": "\(redirects)"])
+            backgroundLogger?.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
         }
     }
 

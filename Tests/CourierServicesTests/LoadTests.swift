@@ -293,8 +293,8 @@ struct LoadTests {
         _ = try await Query().load(using: coordinator)
         _ = await serviceError { _ = try await Query(path: "/denied").load(using: coordinator) }
         let records = store.all
-        #expect(records.contains { $0.message == "load started" && $0.metadata["sdk.request.id"] == "1" })
-        #expect(records.contains { $0.message == "load failed" && $0.metadata["sdk.error.code"] == "unacceptableStatus" })
+        #expect(records.contains { $0.message == "load started" && $0.metadata["courier.request.id"] == "1" })
+        #expect(records.contains { $0.message == "load failed" && $0.metadata["courier.error.code"] == "unacceptableStatus" })
         let everything = records.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         #expect(!everything.contains("secret"))
 
