@@ -12,11 +12,15 @@ extension RequestCoordinator {
         plan.logger?.debug(
             "load started", metadata: ["sdk.http.method": "\(plan.request.method)", "sdk.url": "\(plan.loggableURL)"])
         var status: Int?
+        let telemetry = LoadTelemetry.start(plan, configuration: configuration, background: intent.isRefresh)
         do {
             if let error = plan.buildError { throw error }
-            let (value, execution) = try await deliver(plan, intent: intent, finish: finish)
+            let (value, execution) = try await LoadTelemetry.run(telemetry) {
+                try await deliver(plan, intent: intent, finish: finish)
+            }
             status = execution.response.head.status.code
             let duration = ContinuousClock.now - plan.started
+            telemetry?.finished(execution, duration: duration)
             events.emit(
                 plan.id, .finished(status: status ?? 0, metrics: execution.response.metrics, duration: duration))
             plan.logger?.debug(
@@ -27,6 +31,7 @@ extension RequestCoordinator {
         } catch {
             let error = ServiceError.wrapping(error)
             let duration = ContinuousClock.now - plan.started
+            telemetry?.failed(error, status: error.status?.code ?? status, duration: duration)
             events.emit(plan.id, .failed(code: error.code, status: error.status?.code ?? status, duration: duration))
             plan.logger?.info(
                 "load failed", metadata: ["sdk.error.code": "\(error.code)", "sdk.error.message": "\(error.message)"])
@@ -156,17 +161,20 @@ extension RequestCoordinator {
         logger: Logger?, stub: LoadPlan.Stub? = nil
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
+        let telemetry = LoadTelemetry.current
         while true {
             let outcome: Result<TransportResponse, ServiceError>
+            let sent = LoadAttempt(attempt, of: request, telemetry: telemetry)  // the trace context, after the key
             do {
                 if let stub {
-                    outcome = .success(try await stub.respond(request))
+                    outcome = .success(try await stub.respond(sent.request))
                 } else {
-                    outcome = .success(try await transport.send(request, body: body, options: options))
+                    outcome = .success(try await transport.send(sent.request, body: body, options: options))
                 }
             } catch {
                 outcome = .failure(ServiceError.wrapping(error))
             }
+            sent.end(outcome)
             guard !Task.isCancelled,
                 let delay = policy.delay(
                     after: outcome, of: request, attempt: attempt, now: configuration.now(),
