@@ -55,6 +55,15 @@ struct TracingTests {
         }
     }
 
+    @Test("without a tracer (the global no-op), requests carry no trace context")
+    func noTracer() async throws {
+        try await withCoordinator { server, coordinator in
+            _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/200"))
+            let fields = try #require(server.requests(to: "/status/200").first)
+            #expect(fields.header("traceparent") == nil)
+        }
+    }
+
     @Test("a 404 the resource does not accept ends the span with error.type unacceptableStatus")
     func unacceptableStatus() async throws {
         let tracer = W3CTestTracer()
