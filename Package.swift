@@ -34,6 +34,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/CoreOffice/XMLCoder.git", from: "0.18.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        // The oldest versions checked here: InMemoryTracing (tests) and per-call metrics factories
+        // need recent releases.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
@@ -94,6 +98,8 @@ let package = Package(
             dependencies: [
                 "CourierCore", "CourierTransport", "CourierCaching", "CourierJSON",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "Sources/Services",
             swiftSettings: swiftSettings
@@ -206,7 +212,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CourierServicesTests",
-            dependencies: ["CourierServices", "CourierTesting", "CourierTestServer"],
+            dependencies: [
+                "CourierServices", "CourierTesting", "CourierTestServer",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             path: "Tests/CourierServicesTests",
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,7 @@
 public import FoundationEssentials
 public import HTTPTypes
+public import Metrics
+public import Tracing
 
 extension RequestCoordinator {
     /// What a coordinator does for every load.
@@ -42,6 +44,13 @@ extension RequestCoordinator {
         public var now: @Sendable () -> Date = { Date() }
         /// Events buffered per subscriber before the oldest are dropped.
         public var eventBufferSize = 1024
+        /// The tracer that gets one client span per load and propagates its context in the
+        /// request's headers (`traceparent`). `nil`, the default, uses
+        /// `InstrumentationSystem.tracer`: a no-op, which costs nothing, unless bootstrapped.
+        public var tracer: (any Tracer)?
+        /// The factory `courier.*` metrics are recorded with. `nil`, the default, uses
+        /// `MetricsSystem.factory`: a no-op, which records nothing, unless bootstrapped.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// The default configuration.
         public init() {}

@@ -12,11 +12,15 @@ extension RequestCoordinator {
         plan.logger?.debug(
             "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
         var status: Int?
+        let telemetry = LoadTelemetry.start(plan, configuration: configuration, background: intent.isRefresh)
         do {
             if let error = plan.buildError { throw error }
-            let (value, execution) = try await deliver(plan, intent: intent, finish: finish)
+            let (value, execution) = try await LoadTelemetry.run(telemetry) {
+                try await deliver(plan, intent: intent, finish: finish)
+            }
             let code = execution.response.head.status.code
             status = code
+            telemetry?.finished(execution, duration: ContinuousClock.now - plan.started)
             // The clock is read only when someone listens.
             events.emit(
                 plan.id,
@@ -29,6 +33,7 @@ extension RequestCoordinator {
         } catch {
             let error = ServiceError.wrapping(error)
             let duration = ContinuousClock.now - plan.started
+            telemetry?.failed(error, status: error.status?.code ?? status, duration: duration)
             events.emit(plan.id, .failed(code: error.code, status: error.status?.code ?? status, duration: duration))
             // Debug, not info: the caller gets the error; a 404 is not an incident.
             plan.logger?.debug(
@@ -149,17 +154,20 @@ extension RequestCoordinator {
         logger: Logger?, stub: LoadPlan.Stub? = nil
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
+        let telemetry = LoadTelemetry.current
         while true {
             let outcome: Result<TransportResponse, ServiceError>
+            let sent = LoadAttempt(attempt, of: request, telemetry: telemetry)  // the trace context, after the key
             do {
                 if let stub {
-                    outcome = .success(try await stub.respond(request))
+                    outcome = .success(try await stub.respond(sent.request))
                 } else {
-                    outcome = .success(try await transport.send(request, body: body, options: options))
+                    outcome = .success(try await transport.send(sent.request, body: body, options: options))
                 }
             } catch {
                 outcome = .failure(ServiceError.wrapping(error))
             }
+            sent.end(outcome)
             guard !Task.isCancelled,
                 let delay = policy.delay(
                     after: outcome, of: request, attempt: attempt, now: configuration.now(),

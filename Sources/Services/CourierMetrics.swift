@@ -1,0 +1,52 @@
+internal import CourierCore
+internal import Metrics
+
+/// The coordinator's `courier.*` metrics, recorded through one factory.
+///
+/// - `courier.requests` (counter): loads, by `method`, `status_class` (`2xx` to `5xx`, or
+///   `none` when no response came) and `error` (a `ServiceError` code, or `none`).
+/// - `courier.request.duration` (timer): each load's duration, by `method`.
+/// - `courier.retries` (counter): attempts resent, by `method`.
+/// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
+/// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
+///   `miss`) and `source` (`memory`, `disk`, `revalidated`, or `network` on a miss).
+struct CourierMetrics: Sendable {
+    static let requests = "courier.requests"
+    static let duration = "courier.request.duration"
+    static let retries = "courier.retries"
+    static let coalesced = "courier.coalesced"
+    static let cacheLookups = "courier.cache.lookups"
+
+    let factory: any MetricsFactory
+
+    /// Records one load's outcome.
+    func load(
+        method: String, status: Int?, error: ServiceError.Code?, duration: Swift.Duration, coalesced: Bool,
+        cacheSource: ResponseSource?, cacheMissed: Bool = false
+    ) {
+        let statusClass = status.map { "\($0 / 100)xx" } ?? "none"
+        Counter(
+            label: Self.requests,
+            dimensions: [("method", method), ("status_class", statusClass), ("error", error?.description ?? "none")],
+            factory: factory
+        ).increment()
+        Metrics.Timer(label: Self.duration, dimensions: [("method", method)], factory: factory)
+            .record(duration: duration)
+        if coalesced { Counter(label: Self.coalesced, dimensions: [("method", method)], factory: factory).increment() }
+        if let cacheSource {
+            let result = cacheSource.isCache ? "hit" : "miss"
+            Counter(
+                label: Self.cacheLookups, dimensions: [("result", result), ("source", "\(cacheSource)")],
+                factory: factory
+            ).increment()
+        } else if cacheMissed {
+            Counter(label: Self.cacheLookups, dimensions: [("result", "miss"), ("source", "none")], factory: factory)
+                .increment()
+        }
+    }
+
+    /// Records one resent attempt.
+    func retried(method: String) {
+        Counter(label: Self.retries, dimensions: [("method", method)], factory: factory).increment()
+    }
+}

@@ -1,0 +1,151 @@
+internal import CourierCore
+internal import HTTPTypes
+internal import Metrics
+internal import Tracing
+
+/// One load's client span and metrics (OpenTelemetry's HTTP client conventions).
+///
+/// ``start(_:configuration:background:)`` returns `nil` when both the tracer and the metrics
+/// factory are no-ops, so an uninstrumented load builds no attribute and records nothing.
+final class LoadTelemetry: Sendable {
+    /// The telemetry of the load whose transfer runs in this task: a shared transfer's task
+    /// inherits its first load's, which is the one whose span it carries and whose retries it counts.
+    @TaskLocal static var current: LoadTelemetry?
+
+    let tracer: any Tracer
+    /// The load's span; `nil` when only metrics are recorded.
+    let span: (any Span)?
+    let metrics: CourierMetrics?
+    let method: String
+    /// Whether the load consults the cache (so its source counts as a lookup).
+    let usesCache: Bool
+    /// Attributes retry spans repeat from the load's span.
+    let server: (address: String, port: Int?)
+    let url: String
+    private let resends = LockedValue(0)
+
+    private init(
+        tracer: any Tracer, span: (any Span)?, metrics: CourierMetrics?, plan: LoadPlan, usesCache: Bool
+    ) {
+        self.tracer = tracer
+        self.span = span
+        self.metrics = metrics
+        method = plan.request.method.rawValue
+        self.usesCache = usesCache
+        server = Self.server(of: plan.request)
+        url = plan.loggableURL
+    }
+
+    /// Starts the load's span (a child of the task's current context, if any), or returns `nil`
+    /// when there is nothing to record.
+    static func start(
+        _ plan: LoadPlan, configuration: RequestCoordinator.Configuration, background: Bool
+    ) -> LoadTelemetry? {
+        let tracer = configuration.tracer ?? InstrumentationSystem.tracer
+        let factory = configuration.metricsFactory ?? MetricsSystem.factory
+        let traces = !(tracer is NoOpTracer)
+        let metrics = factory is NOOPMetricsHandler ? nil : CourierMetrics(factory: factory)
+        guard traces || metrics != nil else { return nil }
+        let usesCache = configuration.cache != nil && plan.cachePolicy.usesCache && plan.request.method == .get
+        guard traces else {
+            return LoadTelemetry(tracer: tracer, span: nil, metrics: metrics, plan: plan, usesCache: usesCache)
+        }
+        let span = tracer.startSpan(
+            plan.request.method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        let telemetry = LoadTelemetry(tracer: tracer, span: span, metrics: metrics, plan: plan, usesCache: usesCache)
+        telemetry.describe(span)
+        if background { span.attributes["courier.background"] = true }
+        return telemetry
+    }
+
+    /// Runs `body` with this telemetry, and its span's context, bound to the task.
+    static func run<T>(_ telemetry: LoadTelemetry?, _ body: () async throws -> T) async throws -> T {
+        guard let telemetry else { return try await body() }
+        return try await $current.withValue(telemetry) {
+            guard let span = telemetry.span else { return try await body() }
+            return try await ServiceContext.$current.withValue(span.context) { try await body() }
+        }
+    }
+
+    /// Ends the span of a load that produced a value and records its metrics.
+    func finished(_ execution: Execution, duration: Duration) {
+        let status = execution.response.head.status.code
+        if let span {
+            span.attributes["http.response.status_code"] = status
+            span.attributes["courier.cache.source"] = "\(execution.source)"
+            span.attributes["courier.coalesced"] = execution.wasCoalesced
+            recordResends(on: span)
+            if status >= 400 {  // a status the resource accepts is still an error for a client span
+                span.attributes["error.type"] = String(status)
+                span.setStatus(SpanStatus(code: .error))
+            }
+            span.end()
+        }
+        metrics?.load(
+            method: method, status: status, error: nil, duration: duration, coalesced: execution.wasCoalesced,
+            cacheSource: usesCache ? execution.source : nil)
+    }
+
+    /// Ends the span of a load that failed with `error` and records its metrics.
+    func failed(_ error: ServiceError, status: Int?, duration: Duration) {
+        if let span {
+            if let status { span.attributes["http.response.status_code"] = status }
+            span.attributes["error.type"] = error.code.description
+            recordResends(on: span)
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error, message: error.code.description))
+            span.end()
+        }
+        metrics?.load(
+            method: method, status: status, error: error.code, duration: duration, coalesced: false,
+            cacheSource: nil, cacheMissed: usesCache && error.code == .cacheMiss)
+    }
+
+    /// Counts a retry: attempt `attempt` (2 or more) is about to be sent.
+    func resending(attempt: Int) {
+        resends.withLock { $0 = max($0, attempt - 1) }
+        metrics?.retried(method: method)
+    }
+
+    private func recordResends(on span: any Span) {
+        let count = resends.withLock { $0 }
+        if count > 0 { span.attributes["http.request.resend_count"] = count }
+    }
+
+    /// The request attributes every span of this load carries.
+    func describe(_ span: any Span) {
+        span.attributes["http.request.method"] = method
+        span.attributes["url.full"] = url
+        span.attributes["server.address"] = server.address
+        if let port = server.port { span.attributes["server.port"] = port }
+    }
+
+    /// The host and port of `request`'s authority; the port defaults to the scheme's.
+    static func server(of request: HTTPRequest) -> (address: String, port: Int?) {
+        var authority = Substring(request.authority ?? "")
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority
+        var port: Int?
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            if rest.hasPrefix(":") { port = Int(rest.dropFirst()) }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            port = Int(authority[authority.index(after: colon)...])
+        }
+        switch request.scheme?.lowercased() {
+        case "https": return (String(host), port ?? 443)
+        case "http": return (String(host), port ?? 80)
+        default: return (String(host), port)
+        }
+    }
+}
+
+extension CacheIntent {
+    /// Whether this is a background refresh, which no caller waits for.
+    var isRefresh: Bool {
+        if case .refresh = self { return true }
+        return false
+    }
+}
