@@ -31,11 +31,12 @@ import Testing
     @Test func aSlowButSteadyBodyIsNotIdle() async throws {
         try await withLoopback { server, transport in
             var options = TransferOptions()
-            options.idleTimeout = .seconds(1)
-            // 8 pieces 300 ms apart: 2.4 s in all, never 1 s without a byte.
+            options.idleTimeout = .seconds(3)
+            // 16 pieces 300 ms apart: 4.8 s in all, longer than the limit, but never near 3 s
+            // without a byte (a 1 s limit failed once on a loaded machine under TSan).
             let response = try await transport.send(
-                server.request("/slow-body?chunks=8&delayMs=300"), body: nil, options: options)
-            #expect(response.body.count == 800)
+                server.request("/slow-body?chunks=16&delayMs=300"), body: nil, options: options)
+            #expect(response.body.count == 1600)
         }
     }
 
