@@ -31,6 +31,24 @@ import Testing
         #expect(Array(whole) == Array("hello world".utf8))
     }
 
+    /// Found by the inflate fuzz target in CI: two gzip members, the first with a damaged
+    /// header byte. One-shot inflation and 3-byte chunks must agree on accepting or refusing.
+    @Test(arguments: [1, 2, 3, 7, 4_096])
+    func aDamagedFirstMemberIsJudgedAlikeWholeAndChunked(chunk: Int) throws {
+        let input: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x57, 0x00,
+            0x00, 0xf6, 0xf9, 0x81, 0xed, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x02, 0x03, 0x2b, 0xcf, 0x2f, 0xca, 0x49, 0x01, 0x00, 0x43, 0x11, 0x77, 0x3a, 0x05, 0x00, 0x00, 0x00,
+        ]
+        let whole = Result { try input.withUnsafeBytes { try Inflater(encoding: .gzip).inflateAll($0, limit: 1 << 20) } }
+        let chunked = Result { try inflateChunked(input, encoding: .gzip, chunk: chunk) }
+        switch (whole, chunked) {
+        case (.success(let a), .success(let b)): #expect(Array(a) == b)
+        case (.failure, .failure): break
+        default: Issue.record("one-shot \(whole) but chunked \(chunked)")
+        }
+    }
+
     /// Found with the inflate target's invariant (a zlib stream at chunk size 1): one byte cannot
     /// tell a zlib header from raw deflate, and the first chunk alone was taken as raw deflate.
     @Test(arguments: [Compression.Format.zlib, .raw], [1, 2, 7])

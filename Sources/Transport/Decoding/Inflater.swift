@@ -153,9 +153,10 @@ final class Inflater {
                     ended = true
                     return
                 }
-                // Concatenated gzip members are allowed (RFC 1952); anything else is garbage.
+                // Concatenated gzip members are allowed (RFC 1952); anything else is garbage. A chunk
+                // may hold only the next member's first byte: zlib checks the rest of its header.
                 let next = stream.pointee.next_in!
-                guard encoding == .gzip, stream.pointee.avail_in >= 2, next[0] == 0x1F, next[1] == 0x8B else {
+                guard encoding == .gzip, next[0] == 0x1F, stream.pointee.avail_in == 1 || next[1] == 0x8B else {
                     throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
                 }
                 inflateReset(stream)
