@@ -38,6 +38,8 @@ let package = Package(
         // need recent releases.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // `swift package generate-documentation`: a plugin, never linked into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],

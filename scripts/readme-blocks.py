@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes every Swift block of the README, as pasted, into a scratch package that depends on Courier.
 
-    scripts/readme-blocks.py README.md SCRATCH_DIR COURIER_CHECKOUT
+    scripts/readme-blocks.py README.md SCRATCH_DIR COURIER_CHECKOUT [ARTICLE.md ...]
+
+The DocC articles given after the checkout are compiled the same way, each block a target
+named after its file and line (`GettingStartedLine30`).
 
 Each block becomes a target of its own, its code the file's whole content: an executable
 (`main.swift`, so top-level statements and `await` work as they do in a script or `main.swift`),
@@ -16,6 +19,7 @@ import re
 import sys
 
 readme, scratch, checkout = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
+documents = [readme] + sys.argv[4:]
 CONTINUES = "// Continues the example above."
 PRODUCTS = {"Courier", "CourierCore", "CourierTransport", "CourierServices", "CourierCaching",
             "CourierJSON", "CourierTesting", "CourierXML", "CourierLifecycle"}
@@ -28,38 +32,52 @@ EXTERNAL = {
     "MetricsTestKit": ("swift-metrics", "https://github.com/apple/swift-metrics.git", "2.13.0"),
 }
 
-blocks = []  # (line, code, skipped)
-lines = open(readme, encoding="utf-8").read().split("\n")
-index, skip_next = 0, False
-while index < len(lines):
-    line = lines[index]
-    if line.strip().startswith("<!-- readme-check: skip"):
-        skip_next = True
-    elif line.startswith("```swift"):
-        start, body = index + 1, []
-        index += 1
-        while not lines[index].startswith("```"):
-            body.append(lines[index])
+def read_blocks(path):
+    """The Swift blocks of one Markdown file: (line, code, skipped)."""
+    found = []
+    lines = open(path, encoding="utf-8").read().split("\n")
+    index, skip_next = 0, False
+    while index < len(lines):
+        line = lines[index]
+        if line.strip().startswith("<!-- readme-check: skip"):
+            skip_next = True
+        elif line.startswith("```swift"):
+            start, body = index + 1, []
             index += 1
-        blocks.append((start, "\n".join(body) + "\n", skip_next))
-        skip_next = False
-    elif line.startswith("```"):
-        index += 1
-        while not lines[index].startswith("```"):
+            while not lines[index].startswith("```"):
+                body.append(lines[index])
+                index += 1
+            found.append((start, "\n".join(body) + "\n", skip_next))
+            skip_next = False
+        elif line.startswith("```"):
             index += 1
-    index += 1
+            while not lines[index].startswith("```"):
+                index += 1
+        index += 1
+    return found
 
-units = []  # (first line, code)
-for start, code, skipped in blocks:
-    if skipped:
-        continue
-    if code.startswith(CONTINUES):
-        if not units:
-            sys.exit(f"README.md:{start}: the first block cannot continue another")
-        first, previous = units[-1]
-        units[-1] = (first, previous + "\n" + code)
-    else:
-        units.append((start, code))
+
+def prefix(path):
+    """README.md -> Readme; Sources/X/X.docc/GettingStarted.md -> GettingStarted."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return "Readme" if stem.upper() == "README" else re.sub(r"\W", "", stem)
+
+
+blocks = []  # (document, line, code, skipped)
+units = []  # (document, first line, code)
+for document in documents:
+    found = read_blocks(document)
+    blocks.extend((document, *block) for block in found)
+    for start, code, skipped in found:
+        if skipped:
+            continue
+        if code.startswith(CONTINUES):
+            if not units or units[-1][0] != document:
+                sys.exit(f"{document}:{start}: the first block cannot continue another")
+            _, first, previous = units[-1]
+            units[-1] = (document, first, previous + "\n" + code)
+        else:
+            units.append((document, start, code))
 
 os.makedirs(os.path.join(scratch, "Sources"), exist_ok=True)
 link = os.path.join(scratch, "courier")
@@ -67,15 +85,15 @@ if not os.path.islink(link):
     os.symlink(checkout, link)
 targets = []
 used_externals = set()
-for number, (start, code) in enumerate(units, 1):
-    name = f"ReadmeLine{start}"
+for document, start, code in units:
+    name = f"{prefix(document)}Line{start}"
     imports = set(re.findall(r"^import (\w+)", code, re.MULTILINE))
     products = sorted(imports & PRODUCTS)
     is_test = "Testing" in imports
     folder = os.path.join(scratch, "Tests" if is_test else "Sources", name)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, f"{name}.swift" if is_test else "main.swift"), "w", encoding="utf-8") as file:
-        file.write(f"// README.md, the block at line {start}, as pasted.\n" + code)
+        file.write(f"// {document}, the block at line {start}, as pasted.\n" + code)
     externals = sorted(imports & set(EXTERNAL))
     used_externals.update(externals)
     dependencies = ", ".join([f'.product(name: "{product}", package: "courier")' for product in products]
@@ -100,5 +118,5 @@ let package = Package(
 """
 with open(os.path.join(scratch, "Package.swift"), "w", encoding="utf-8") as file:
     file.write(manifest)
-print(f"{len(units)} examples from {len([b for b in blocks if not b[2]])} Swift blocks "
-      f"({len([b for b in blocks if b[2]])} skipped)")
+print(f"{len(units)} examples from {len([b for b in blocks if not b[3]])} Swift blocks "
+      f"of {len(documents)} files ({len([b for b in blocks if b[3]])} skipped)")

@@ -4,7 +4,7 @@ public import HTTPTypes
 /// The one seam between Courier and the network: a request (with an optional body and
 /// per-transfer options) in, a response head, body and metrics out.
 ///
-/// ``CurlTransport`` is the real implementation; `CourierTesting` provides doubles.
+/// `CurlTransport` is the real implementation; `CourierTesting` provides doubles.
 /// Implementations throw ``ServiceError`` only.
 public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the complete, decoded response.

@@ -24,7 +24,7 @@ public struct TransferOptions: Sendable {
     public var unixSocketPath: String?
     /// Largest body accepted, counted both on the wire and after inflating (a guard
     /// against decompression bombs). 64 MiB by default; `nil` removes the limit, which
-    /// suits ``CurlTransport/download(_:body:to:options:)`` of large files.
+    /// suits `CurlTransport.download(_:body:to:options:)` of large files.
     public var maximumBodySize: Int? = 64 << 20
     /// Largest response header block accepted. 64 KiB by default.
     public var maximumHeaderSize = 64 << 10

@@ -1,7 +1,7 @@
 internal import CourierTransport
 public import Logging
 
-/// A ``RequestCoordinator`` and the `CurlTransport` under it, run as a `Service` of a
+/// A `RequestCoordinator` and the `CurlTransport` under it, run as a `Service` of a
 /// swift-service-lifecycle `ServiceGroup`.
 ///
 /// `run()` waits for the group's graceful shutdown, then stops taking loads (later ones fail

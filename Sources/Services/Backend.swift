@@ -42,7 +42,7 @@ public protocol Backend: Sendable {
     /// Decorators run after the coordinator's and before the resource's.
     var decorators: [any RequestDecorator] { get }
     /// The JSON decoder its resources use unless they name their own (default: a
-    /// ``CourierJSONDecoder`` with default strategies).
+    /// `CourierJSONDecoder` with default strategies).
     var jsonDecoder: any JSONBodyDecoder { get }
     /// Checks every response with an acceptable status, before the resource's own validation
     /// (for example an API that answers 200 with an error object).

@@ -5,7 +5,7 @@
 /// after a 304) and fails them with `unacceptableStatus` again, without a request: a missing
 /// resource's 404 is asked once per freshness lifetime, not once per load. Server errors
 /// (5xx) are never stored this way: they are the failures `stale-if-error` and
-/// ``CachePolicy/networkElseCache(tiers:)`` stand in for, and storing one would replace the
+/// `CachePolicy.networkElseCache(tiers:)` stand in for, and storing one would replace the
 /// response that fallback serves.
 ///
 /// ```swift

@@ -18,9 +18,9 @@ extension RequestCoordinator {
         public var headersIgnoredForCoalescing: [HTTPField.Name] = [
             HTTPField.Name("traceparent")!, HTTPField.Name("tracestate")!, HTTPField.Name("X-Request-ID")!,
         ]
-        /// The cache resources' ``CachePolicy`` uses (default: 32 MiB in memory, no disk tier).
-        /// `nil` turns caching off: every policy then behaves as ``CachePolicy/networkOnly``,
-        /// and ``CachePolicy/cacheOnly(tiers:)`` fails with `cacheMiss`.
+        /// The cache resources' `CachePolicy` uses (default: 32 MiB in memory, no disk tier).
+        /// `nil` turns caching off: every policy then behaves as `CachePolicy.networkOnly`,
+        /// and `CachePolicy.cacheOnly(tiers:)` fails with `cacheMiss`.
         public var cache: TieredCache? = TieredCache()
         /// Header fields whose values partition the cache: their SHA-256 is part of every cache
         /// key, so two users (or tenants) never share an entry. Decorators' fields count.

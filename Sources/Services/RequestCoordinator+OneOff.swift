@@ -10,9 +10,9 @@ extension RequestCoordinator {
     ///
     /// The load goes through the same pipeline as a resource's: the coordinator's decorators,
     /// retries and events, coalescing with identical `GET`s in flight, the cache as
-    /// `cachePolicy` says (default ``CachePolicy/networkOnly``), a 2xx status (others are
+    /// `cachePolicy` says (default `CachePolicy.networkOnly`), a 2xx status (others are
     /// `unacceptableStatus`), and decoding as a resource's: `Data` and `String` take the body
-    /// as is, any other type is JSON read by `decoder` (default ``CourierJSONDecoder``).
+    /// as is, any other type is JSON read by `decoder` (default `CourierJSONDecoder`).
     /// A URL that is not a valid absolute http(s) URL throws `invalidRequest` before anything
     /// starts. Throws `ServiceError` only.
     public nonisolated func load<Value: Decodable & Sendable>(

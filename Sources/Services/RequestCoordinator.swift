@@ -6,7 +6,7 @@ public import Logging
 /// decodes, and reports events.
 ///
 /// The actor keeps only the bookkeeping of background work; transfers in flight and their
-/// waiters are kept under a lock (``FlightTable``), and decorating, transfers, decoding and
+/// waiters are kept under a lock (`FlightTable`), and decorating, transfers, decoding and
 /// waiting all happen outside its isolation, in the caller's task or in the one task that
 /// drives a transfer.
 ///

@@ -12,7 +12,7 @@ extension Resource where Response: Decodable {
     }
 }
 
-/// A decoder for JSON response bodies: ``CourierJSONDecoder`` (the default) or Foundation's
+/// A decoder for JSON response bodies: `CourierJSONDecoder` (the default) or Foundation's
 /// `JSONDecoder`, or your own.
 ///
 /// ```swift

@@ -24,7 +24,7 @@ public protocol Resource: Sendable {
     var headers: HTTPFields { get }
     /// The body (default none). Builders that can fail (`.json`) make this a throwing getter.
     var body: RequestBody? { get throws }
-    /// How the cache is used (default ``CachePolicy/networkOnly``).
+    /// How the cache is used (default `CachePolicy.networkOnly`).
     var cachePolicy: CachePolicy { get }
     /// Statuses that count as success (default `200..<300`); others are `unacceptableStatus`.
     var acceptableStatus: Range<Int> { get }
@@ -53,7 +53,7 @@ public protocol Resource: Sendable {
     /// When the response type is optional (`User?`), whether a body that does not decode gives
     /// `nil` instead of a `decodingFailed` error (default `false`).
     var returnsNilWhenDecodingFails: Bool { get }
-    /// The decoder for JSON responses (default: the backend's, else a ``CourierJSONDecoder``
+    /// The decoder for JSON responses (default: the backend's, else a `CourierJSONDecoder`
     /// with default strategies). Foundation's `JSONDecoder` works too.
     var jsonDecoder: any JSONBodyDecoder { get }
 

@@ -20,7 +20,7 @@ extension ServiceError.Code {
     /// The resource's own validation rejected the response.
     public static let validationFailed = ServiceError.Code(
         "validationFailed", suggestion: "The response failed the resource's validation; see the underlying error.")
-    /// A ``CachePolicy/cacheOnly(tiers:)`` load found nothing stored (or no cache is configured).
+    /// A `CachePolicy.cacheOnly(tiers:)` load found nothing stored (or no cache is configured).
     public static let cacheMiss = ServiceError.Code(
         "cacheMiss", suggestion: "Nothing is cached for this resource yet; load it from the network first.")
     /// A request body could not be encoded (for example a non-finite number in JSON).

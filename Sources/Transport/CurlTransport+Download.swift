@@ -10,10 +10,10 @@ extension CurlTransport {
     ///
     /// The body is written to a temporary file beside `path` and renamed over it only once
     /// complete: a failed download never leaves a partial file at `path`. Set
-    /// ``TransferOptions/maximumBodySize`` to `nil` for bodies over 64 MiB.
+    /// `TransferOptions.maximumBodySize` to `nil` for bodies over 64 MiB.
     ///
     /// - Returns: The response head and metrics; `body` is empty.
-    /// - Throws: ``ServiceError``, as ``send(_:body:options:)``, and `fileAccess`.
+    /// - Throws: `ServiceError`, as ``send(_:body:options:)``, and `fileAccess`.
     public func download(
         _ request: HTTPRequest, body: RequestBody? = nil, to path: String, options: TransferOptions = TransferOptions()
     ) async throws -> TransportResponse {

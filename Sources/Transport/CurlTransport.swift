@@ -113,7 +113,7 @@ public final class CurlTransport: HTTPTransport {
 
     /// Sends a request and returns the whole response in memory, inflated.
     ///
-    /// - Throws: ``ServiceError`` (`invalidRequest`, `timedOut`, `cannotConnect`,
+    /// - Throws: `ServiceError` (`invalidRequest`, `timedOut`, `cannotConnect`,
     ///   `dnsFailed`, `tlsFailed`, `pinningFailed`, `connectionClosed`, `truncatedBody`,
     ///   `malformedResponse`, `headersTooLarge`, `decompressionFailed`,
     ///   `unsupportedEncoding`, `responseTooLarge`, `tooManyRedirects`, `redirectRefused`,

@@ -1,6 +1,6 @@
 internal import CCurl
 
-/// Turns curl's result codes into ``ServiceError`` codes that name the party at fault.
+/// Turns curl's result codes into `ServiceError` codes that name the party at fault.
 ///
 /// The caller's fault (a bad URL or option) is `invalidRequest`; the server's (a reply that
 /// breaks HTTP) is `malformedResponse`, `headersTooLarge` and the like, never retried; the
@@ -86,7 +86,7 @@ enum CurlErrorMapping {
     }
 }
 
-/// curl's own code and message, kept as the `underlying` error of a ``ServiceError``.
+/// curl's own code and message, kept as the `underlying` error of a `ServiceError`.
 public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `CURLcode` value.
     public let code: Int

@@ -3,7 +3,7 @@ public import FoundationEssentials
 /// A response body as an `AsyncSequence` of chunks, inflated as they arrive.
 ///
 /// Iterate it once. Leaving the loop early, or cancelling the task, stops the transfer.
-/// Errors are ``ServiceError``s (`truncatedBody`, `decompressionFailed`, `cancelled`, …).
+/// Errors are `ServiceError`s (`truncatedBody`, `decompressionFailed`, `cancelled`, …).
 public struct ResponseBodyStream: AsyncSequence, Sendable {
     public typealias Element = Data
 
