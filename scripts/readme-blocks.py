@@ -10,7 +10,9 @@ Each block becomes a target of its own, its code the file's whole content: an ex
 (`main.swift`, so top-level statements and `await` work as they do in a script or `main.swift`),
 or a test target when it imports Testing. A block whose first line is `// Continues the
 example above.` is compiled after the block before it, in the same file, as a reader would
-paste it. A block right after a `<!-- readme-check: skip ... -->` line (a Package.swift excerpt) is left out.
+paste it. A block right after a `<!-- readme-check: skip ... -->` line (a Package.swift excerpt) is left out;
+one after `<!-- readme-check: same-as PATH -->` must equal that file of the checkout, which is
+compiled elsewhere (the gateway example's `main.swift`, built by CI in its own package).
 The targets depend on the products the block imports; the package reaches Courier through a
 link named `courier`, the identity the README's installation lines use.
 """
@@ -36,19 +38,26 @@ def read_blocks(path):
     """The Swift blocks of one Markdown file: (line, code, skipped)."""
     found = []
     lines = open(path, encoding="utf-8").read().split("\n")
-    index, skip_next = 0, False
+    index, skip_next, same_as = 0, False, None
     while index < len(lines):
         line = lines[index]
         if line.strip().startswith("<!-- readme-check: skip"):
             skip_next = True
+        elif line.strip().startswith("<!-- readme-check: same-as "):
+            same_as = line.strip()[len("<!-- readme-check: same-as "):].removesuffix("-->").strip()
         elif line.startswith("```swift"):
             start, body = index + 1, []
             index += 1
             while not lines[index].startswith("```"):
                 body.append(lines[index])
                 index += 1
-            found.append((start, "\n".join(body) + "\n", skip_next))
-            skip_next = False
+            code = "\n".join(body) + "\n"
+            if same_as is not None:
+                expected = open(os.path.join(checkout, same_as), encoding="utf-8").read()
+                if code != expected:
+                    sys.exit(f"{path}:{start}: this block differs from {same_as}; copy the file into it")
+            found.append((start, code, skip_next or same_as is not None))
+            skip_next, same_as = False, None
         elif line.startswith("```"):
             index += 1
             while not lines[index].startswith("```"):

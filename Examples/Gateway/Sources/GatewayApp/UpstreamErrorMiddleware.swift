@@ -1,0 +1,28 @@
+import Courier
+public import Hummingbird
+
+/// Turns a failed call to the catalog into the answer the gateway's clients should see:
+/// the catalog's 404 stays a 404, a slow catalog is a 504, anything else a 502. The body names
+/// the `ServiceError` code, never the catalog's URL or credentials.
+public struct UpstreamErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ServiceError {
+            throw HTTPError(Self.status(for: error), message: "upstream: \(error.code)")
+        }
+    }
+
+    static func status(for error: ServiceError) -> HTTPResponse.Status {
+        switch error.code {
+        case .unacceptableStatus where error.status?.code == 404: .notFound
+        case .timedOut: .gatewayTimeout
+        case .shutDown: .serviceUnavailable
+        default: .badGateway
+        }
+    }
+}
