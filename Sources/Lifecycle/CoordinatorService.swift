@@ -55,7 +55,7 @@ public struct CoordinatorService: Service {
         } catch {
             cancelled = true  // the group is shutting down fast: cancel what is in flight
         }
-        await RequestCoordinator.drain(coordinator, within: cancelled ? .zero : drainTimeout)
+        await coordinator.shutdown(within: cancelled ? .zero : drainTimeout)
         await transport.shutdown(cancellingInFlight: true)
     }
 }

@@ -1,21 +1,27 @@
 public import CourierTransport
 
 extension RequestCoordinator {
-    /// Stops taking loads and waits up to `timeout` for those in flight, then cancels the rest
-    /// and waits for them to end. Cancelling the calling task cancels them at once.
-    public static func drain(_ coordinator: RequestCoordinator, within timeout: Duration) async {
+    /// Stops taking loads (later ones fail with `shutDown`) and waits up to `timeout` for those
+    /// in flight, then cancels the rest and waits for them to end. Cancelling the calling task
+    /// cancels them at once. Does not shut the transport down: its owner does.
+    ///
+    /// ```swift
+    /// await coordinator.shutdown(within: .seconds(30))
+    /// await transport.shutdown()
+    /// ```
+    public nonisolated func shutdown(within timeout: Duration) async {
         await withTaskCancellationHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await coordinator.shutdown() }
+                group.addTask { await self.shutdown() }
                 group.addTask {
                     do { try await Task.sleep(for: timeout) } catch { return }
-                    await coordinator.shutdown(cancellingInFlight: true)
+                    await self.shutdown(cancellingInFlight: true)
                 }
                 await group.next()
                 group.cancelAll()
             }
         } onCancel: {
-            Task { await coordinator.shutdown(cancellingInFlight: true) }
+            Task { await self.shutdown(cancellingInFlight: true) }
         }
     }
 }
@@ -42,11 +48,11 @@ public func withRequestCoordinator<T>(
     do {
         value = try await body(coordinator)
     } catch {
-        await RequestCoordinator.drain(coordinator, within: drainTimeout)
+        await coordinator.shutdown(within: drainTimeout)
         await transport.shutdown(cancellingInFlight: true)
         throw error
     }
-    await RequestCoordinator.drain(coordinator, within: drainTimeout)
+    await coordinator.shutdown(within: drainTimeout)
     await transport.shutdown(cancellingInFlight: true)
     return value
 }

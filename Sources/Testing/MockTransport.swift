@@ -145,10 +145,11 @@ public final class MockTransport: HTTPTransport {
         var held: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var nextHeld: UInt64 = 0
         var cancelled = 0
-        var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = LockedValue(State())
+    /// Requests received, for ``waitForRequests(_:timeout:)``.
+    private let arrivals = CountWaiters()
 
     /// Creates a transport with no routes.
     public init() {}
@@ -234,16 +235,11 @@ public final class MockTransport: HTTPTransport {
     /// How many requests were cancelled while held or delayed (the transport saw the cancellation).
     public var cancelledCount: Int { state.withLock { $0.cancelled } }
 
-    /// Returns once `count` requests have arrived in all.
-    public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.recorded.count >= count { return true }
-                state.arrivalWatchers.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    /// Returns true once `count` requests have arrived in all, or false after `timeout`
+    /// (a minute by default), so that a test whose requests never come fails instead of hanging.
+    @discardableResult
+    public func waitForRequests(_ count: Int, timeout: Duration = .seconds(60)) async -> Bool {
+        await arrivals.wait(until: count, timeout: timeout)
     }
 
     public func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
@@ -251,16 +247,13 @@ public final class MockTransport: HTTPTransport {
     {
         let bytes = body?.inMemoryBytes
         let (path, query) = Self.split(request.path)
-        let (route, latency, ready, labels) = state.withLock { state in
+        let (route, latency, labels) = state.withLock { state in
             state.recorded.append(RecordedRequest(request: request, body: bytes))
-            let count = state.recorded.count
-            let ready = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
-            state.arrivalWatchers.removeAll { $0.count <= count }
             let route = state.routes.last { $0.matches(request, path: path, query: query) }
             let labels = route == nil ? state.routes.map(\.label) : []
-            return (route, route?.latency ?? state.latency, ready, labels)
+            return (route, route?.latency ?? state.latency, labels)
         }
-        for continuation in ready { continuation.resume() }
+        arrivals.add()
         try await hold()
         if let latency {
             do { try await Task.sleep(for: latency) } catch { throw noteCancelled() }

@@ -21,7 +21,7 @@ struct CoordinatorServiceTests {
         let loads = (0..<3).map { index in
             Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=drain&i=\(index)")) }
         }
-        try await within(.seconds(30)) { await server.waitUntilHeld("drain", count: 3) }
+        #expect(await server.waitUntilHeld("drain", count: 3, timeout: .seconds(30)))
         await group.triggerGracefulShutdown()
         let refused = try await within(.seconds(30)) { await Self.firstRefusal(service.coordinator, server) }
         #expect(refused?.code == .shutDown)
@@ -40,7 +40,7 @@ struct CoordinatorServiceTests {
         let group = ServiceGroup(services: [service], logger: Self.logger)
         let running = Task { try await group.run() }
         let load = Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=never")) }
-        try await within(.seconds(30)) { await server.waitUntilHeld("never", count: 1) }
+        #expect(await server.waitUntilHeld("never", count: 1, timeout: .seconds(30)))
         let started = ContinuousClock.now
         await group.triggerGracefulShutdown()
         let error = await #expect(throws: ServiceError.self) { try await load.value }
@@ -56,7 +56,7 @@ struct CoordinatorServiceTests {
         let service = CoordinatorService()
         let running = Task { try await service.run() }
         let load = Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=held")) }
-        try await within(.seconds(30)) { await server.waitUntilHeld("held", count: 1) }
+        #expect(await server.waitUntilHeld("held", count: 1, timeout: .seconds(30)))
         running.cancel()
         let error = await #expect(throws: ServiceError.self) { try await load.value }
         #expect(error?.code == .cancelled)

@@ -70,7 +70,7 @@ struct CoalescingTests {
         let coordinator = RequestCoordinator(transport: mock)
         async let one = Profile(method: .post).load(using: coordinator)
         async let two = Profile(method: .post).load(using: coordinator)
-        await mock.waitForRequests(2)
+        #expect(await mock.waitForRequests(2))
         async let three = Profile(coalescing: .always, method: .post).load(using: coordinator)
         async let four = Profile(coalescing: .always, method: .post).load(using: coordinator)
         await coordinator.waitForWaiters(4)
@@ -120,7 +120,7 @@ struct CoalescingTests {
         let coordinator = RequestCoordinator(transport: mock)
         let tasks = (0..<10).map { _ in Task { try await Profile().load(using: coordinator) } }
         await coordinator.waitForWaiters(10)
-        await mock.waitForRequests(1)
+        #expect(await mock.waitForRequests(1))
         for task in tasks { task.cancel() }
         for task in tasks {
             let error = await serviceError { _ = try await task.value }
@@ -176,7 +176,7 @@ struct LoopbackCoalescingTests {
             async let a = alice.load(using: coordinator)
             async let b = bob.load(using: coordinator)
             await coordinator.waitForWaiters(2)
-            await server.waitUntilHeld("creds", count: 2)
+            #expect(await server.waitUntilHeld("creds", count: 2))
             server.openGate("creds")
             _ = try await (a, b)
             let auths = Set(server.requests(to: "/gate").compactMap { $0.header("Authorization") })
@@ -190,10 +190,10 @@ struct LoopbackCoalescingTests {
             let resource = GateResource(baseURL: server.baseURL, name: "never")
             let tasks = (0..<20).map { _ in Task { try await resource.load(using: coordinator) } }
             await coordinator.waitForWaiters(20)
-            await server.waitUntilHeld("never", count: 1)
+            #expect(await server.waitUntilHeld("never", count: 1))
             for task in tasks { task.cancel() }
             for task in tasks { #expect(await serviceError { _ = try await task.value }?.code == .cancelled) }
-            await server.waitForClosedConnections(1)
+            #expect(await server.waitForClosedConnections(1))
             #expect(server.snapshot.connectionsOpen == 0)
         }
     }

@@ -72,7 +72,7 @@ struct LoadHandleTests {
             .onSuccess { _ in calls.add("success") }
             .onFailure { _ in calls.add("failure") }
             .onCompletion { _ in calls.add("completion") }
-        await mock.waitForRequests(1)
+        #expect(await mock.waitForRequests(1))
         handle.cancel()
         // The cancellation reaches the transport, which gives up the held request.
         for _ in 0..<200 where mock.cancelledCount == 0 { try await Task.sleep(for: .milliseconds(10)) }

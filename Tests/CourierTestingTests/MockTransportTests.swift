@@ -29,6 +29,14 @@ func thrownCode(_ body: () async throws -> Void) async -> ServiceError? {
 
 @Suite("MockTransport")
 struct MockTransportTests {
+    @Test func aWaitForRequestsThatNeverComeEndsAtItsTimeout() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/ping", with: .json("{}"))
+        #expect(await mock.waitForRequests(1, timeout: .milliseconds(50)) == false)
+        _ = try await mock.send(HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/ping"))
+        #expect(await mock.waitForRequests(1, timeout: .milliseconds(50)))
+    }
+
     @Test("routes match method, path, query items, header fields, prefixes and predicates; the newest wins")
     func matching() async throws {
         let mock = MockTransport()
@@ -122,7 +130,7 @@ struct MockTransportTests {
 
         mock.holdResponses()
         let load = Task { try await UserResource().load(using: coordinator) }
-        await mock.waitForRequests(2)
+        #expect(await mock.waitForRequests(2))
         mock.releaseResponses()
         #expect(try await load.value.name == "slow")
     }

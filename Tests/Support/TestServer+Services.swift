@@ -15,22 +15,22 @@ extension TestServer {
     struct Gate {
         var isOpen = false
         var served = 0
-        var pending: [@Sendable () -> Void] = []
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var pending: [@Sendable () -> Void] = [] {
+            didSet { held.set(pending.count) }  // under the gates' lock, so counts stay in order
+        }
+        /// How many requests wait at the gate, for ``TestServer/waitUntilHeld(_:count:timeout:)``.
+        let held = CountWaiters()
     }
 
-    /// Returns once `count` requests are held at `/gate?name=<name>`.
-    public func waitUntilHeld(_ name: String, count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = gates.withLock { gates in
-                var gate = gates[name] ?? Gate()
-                if gate.pending.count >= count { return true }
-                gate.watchers.append((count, continuation))
-                gates[name] = gate
-                return false
-            }
-            if ready { continuation.resume() }
+    /// Returns true once `count` requests are held at `/gate?name=<name>`, or false after
+    /// `timeout`.
+    @discardableResult
+    public func waitUntilHeld(_ name: String, count: Int, timeout: Duration = .seconds(60)) async -> Bool {
+        let held = gates.withLock { gates in
+            if gates[name] == nil { gates[name] = Gate() }
+            return gates[name]!.held
         }
+        return await held.wait(until: count, timeout: timeout)
     }
 
     /// Releases every request held at `/gate?name=<name>` and lets later ones through at once.
@@ -46,28 +46,14 @@ extension TestServer {
     /// Requests waiting at a gate.
     public func heldAtGate(_ name: String) -> Int { gates.withLock { $0[name]?.pending.count ?? 0 } }
 
-    /// Returns once the server has seen `count` connections close in all.
-    public func waitForClosedConnections(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = closeWatch.withLock { watch in
-                if watch.closed >= count { return true }
-                watch.watchers.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    /// Returns true once the server has seen `count` connections close in all, or false after
+    /// `timeout`.
+    @discardableResult
+    public func waitForClosedConnections(_ count: Int, timeout: Duration = .seconds(60)) async -> Bool {
+        await closedConnections.wait(until: count, timeout: timeout)
     }
 
-    func connectionClosed() {
-        let ready = closeWatch.withLock { watch in
-            watch.closed += 1
-            let closed = watch.closed
-            let ready = watch.watchers.filter { $0.count <= closed }.map(\.continuation)
-            watch.watchers.removeAll { $0.count <= closed }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
+    func connectionClosed() { closedConnections.add() }
 
     func servicesRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         let json = [("Content-Type", "application/json")]
@@ -81,17 +67,13 @@ extension TestServer {
                     bound.value.send(200, headers: json, body: Array(#"{"gate":"\#(name)","served":\#(served)}"#.utf8))
                 }
             }
-            let (servedNow, ready): (Int?, [CheckedContinuation<Void, Never>]) = gates.withLock { gates in
+            let servedNow: Int? = gates.withLock { gates in
                 gates[name, default: Gate()].served += 1
                 let served = gates[name]!.served
-                if gates[name]!.isOpen { return (served, []) }
+                if gates[name]!.isOpen { return served }
                 gates[name]!.pending.append { respond(served) }
-                let held = gates[name]!.pending.count
-                let ready = gates[name]!.watchers.filter { $0.count <= held }.map(\.continuation)
-                gates[name]!.watchers.removeAll { $0.count <= held }
-                return (nil, ready)
+                return nil
             }
-            for continuation in ready { continuation.resume() }
             if let servedNow { respond(servedNow) }
         case "/auth":
             let valid = request.query("valid") ?? "good"
@@ -125,10 +107,4 @@ extension TestServer {
         }
         return true
     }
-}
-
-/// Closed-connection count and those waiting for it.
-struct CloseWatch {
-    var closed = 0
-    var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 }

@@ -33,7 +33,8 @@ public final class TestServer: Sendable {
     let gates = LockedValue<[String: Gate]>([:])
     let flakyCounts = LockedValue<[String: Int]>([:])
     let cacheRoutes = LockedValue<[String: CacheRouteState]>([:])
-    let closeWatch = LockedValue(CloseWatch())
+    /// Connections the server saw close, for `waitForClosedConnections(_:timeout:)`.
+    let closedConnections = CountWaiters()
     let group: MultiThreadedEventLoopGroup
     private let channel: LockedValue<(any Channel)?>
     /// The TCP port, or 0 for a Unix-socket server.
