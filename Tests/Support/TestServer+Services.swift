@@ -15,6 +15,8 @@ extension TestServer {
     struct Gate {
         var isOpen = false
         var served = 0
+        /// The most requests held at once.
+        var mostHeld = 0
         var pending: [@Sendable () -> Void] = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -41,6 +43,23 @@ extension TestServer {
             return gates[name]?.pending ?? []
         }
         for release in pending { release() }
+    }
+
+    /// Releases the requests held at `/gate?name=<name>` now (returns how many); later ones
+    /// are held again.
+    @discardableResult
+    public func releaseHeld(_ name: String) -> Int {
+        let pending = gates.withLock { gates in
+            defer { gates[name]?.pending = [] }
+            return gates[name]?.pending ?? []
+        }
+        for release in pending { release() }
+        return pending.count
+    }
+
+    /// The most requests held at `/gate?name=<name>` at once, and how many it has seen.
+    public func gateCounts(_ name: String) -> (mostHeld: Int, served: Int) {
+        gates.withLock { ($0[name]?.mostHeld ?? 0, $0[name]?.served ?? 0) }
     }
 
     /// Requests waiting at a gate.
@@ -87,6 +106,7 @@ extension TestServer {
                 if gates[name]!.isOpen { return (served, []) }
                 gates[name]!.pending.append { respond(served) }
                 let held = gates[name]!.pending.count
+                gates[name]!.mostHeld = max(gates[name]!.mostHeld, held)
                 let ready = gates[name]!.watchers.filter { $0.count <= held }.map(\.continuation)
                 gates[name]!.watchers.removeAll { $0.count <= held }
                 return (nil, ready)

@@ -51,4 +51,17 @@ struct PreparedRequest: Sendable {
         self.options = options
         stopsAtRedirect = options.redirects.maximumRedirects > 0
     }
+
+    /// What curl's per-host connection limit counts by: `scheme://authority`, and the Unix
+    /// socket when one is used.
+    var originKey: String {
+        var key = Substring(url)
+        if let schemeEnd = url.utf8.firstRange(of: "://".utf8)?.upperBound,
+            let pathStart = url.utf8[schemeEnd...].firstIndex(of: UInt8(ascii: "/"))
+        {
+            key = url[..<pathStart]
+        }
+        guard let socket = options.unixSocketPath else { return String(key) }
+        return socket + " " + key
+    }
 }
