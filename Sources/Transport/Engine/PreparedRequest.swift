@@ -55,12 +55,19 @@ struct PreparedRequest: Sendable {
     /// What curl's per-host connection limit counts by: `scheme://authority`, and the Unix
     /// socket when one is used.
     var originKey: String {
-        var key = Substring(url)
-        if let schemeEnd = url.utf8.firstRange(of: "://".utf8)?.upperBound,
-            let pathStart = url.utf8[schemeEnd...].firstIndex(of: UInt8(ascii: "/"))
-        {
-            key = url[..<pathStart]
+        // `url` is `scheme://authority/path`: the origin ends at the third slash. A plain scan:
+        // `firstRange(of:)` costs some 10,000 instructions a request.
+        let bytes = url.utf8
+        var end = bytes.endIndex
+        var slashes = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "/") {
+            slashes += 1
+            if slashes == 3 {
+                end = index
+                break
+            }
         }
+        let key = url[..<end]
         guard let socket = options.unixSocketPath else { return String(key) }
         return socket + " " + key
     }
