@@ -2,7 +2,9 @@
 public struct TransferOptions: Sendable {
     /// Time allowed to establish the connection (TCP and TLS). 10 seconds by default.
     public var connectTimeout: Duration? = .seconds(10)
-    /// Time allowed for the whole transfer, redirects excluded. `nil` (no limit) by default.
+    /// Time allowed for the whole transfer, redirects excluded, counted from when it is sent:
+    /// time spent waiting for a free connection (behind the transport's connection limits)
+    /// counts. `nil` (no limit) by default.
     public var timeout: Duration?
     /// Longest time without a byte in either direction, once connected, before the transfer
     /// fails with `timedOut`: a server that stalls before its head, after it or mid-body.

@@ -15,8 +15,13 @@ extension TestServer {
     struct Gate {
         var isOpen = false
         var served = 0
+        /// The most requests held at once.
+        var mostHeld = 0
         var pending: [@Sendable () -> Void] = [] {
-            didSet { held.set(pending.count) }  // under the gates' lock, so counts stay in order
+            didSet {  // under the gates' lock, so counts stay in order
+                held.set(pending.count)
+                mostHeld = max(mostHeld, pending.count)
+            }
         }
         /// How many requests wait at the gate, for ``TestServer/waitUntilHeld(_:count:timeout:)``.
         let held = CountWaiters()
@@ -41,6 +46,23 @@ extension TestServer {
             return gates[name]?.pending ?? []
         }
         for release in pending { release() }
+    }
+
+    /// Releases the requests held at `/gate?name=<name>` now (returns how many); later ones
+    /// are held again.
+    @discardableResult
+    public func releaseHeld(_ name: String) -> Int {
+        let pending = gates.withLock { gates in
+            defer { gates[name]?.pending = [] }
+            return gates[name]?.pending ?? []
+        }
+        for release in pending { release() }
+        return pending.count
+    }
+
+    /// The most requests held at `/gate?name=<name>` at once, and how many it has seen.
+    public func gateCounts(_ name: String) -> (mostHeld: Int, served: Int) {
+        gates.withLock { ($0[name]?.mostHeld ?? 0, $0[name]?.served ?? 0) }
     }
 
     /// Requests waiting at a gate.

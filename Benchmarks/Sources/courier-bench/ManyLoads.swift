@@ -2,7 +2,8 @@ import Foundation
 
 /// 10,000 `load()`s at once in one process (default configuration, distinct URLs, the small
 /// payload): the time they take, peak RSS against the same loads 64 at a time, and failures
-/// (there must be none). Curl queues what the connection limit (64 per host) does not admit.
+/// (there must be none). What the connection limit (64 per host) does not admit waits in the
+/// transport's admission queue, outside curl.
 func manyLoads(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
     let loads = quick ? 2_000 : 10_000
     report.section("\(loads) concurrent load()s in one process: requests/s (median of \(runs)), peak RSS")

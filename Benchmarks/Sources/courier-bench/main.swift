@@ -1,6 +1,7 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
 //     courier-bench [--quick] [--filter e2e,typed,many,parse,cache,coalescing] [--output bench-results.json]
+//     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
 //                          [--soak-load-bound S] [--output soak-results.json]
 //
@@ -21,7 +22,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
           --quick       fewer requests and one run per figure; with --soak, 10,000 loads and at most 45 s
-          --filter      the scenarios to run (all by default)
+          --filter      the scenarios to run (all by default); `instructions` (instructions per request
+                        under callgrind) runs only when named, through scripts/instructions.sh
           --output      where the JSON figures go (bench-results.json, or soak-results.json with --soak)
           --soak        instead of the scenarios: N load()s (100,000 by default) at C at once (64) through
                         a default RequestCoordinator against a loopback server that mixes stalls, resets,
@@ -105,7 +107,8 @@ func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 
 print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 let report = Report()
-let nginx = ["e2e", "typed", "many", "coalescing"].contains(where: selected) ? try Nginx.start() : nil
+let countsInstructions = filter?.contains("instructions") ?? false
+let nginx = ["e2e", "typed", "many", "coalescing"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
 stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 do {
@@ -115,6 +118,7 @@ do {
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
+    if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
 } catch {
     nginx?.stop()
     progress(nil)

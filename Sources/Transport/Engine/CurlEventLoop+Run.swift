@@ -27,8 +27,14 @@ extension CurlEventLoop {
             }
             for command in commands {
                 switch command {
-                case .add(let transfer): add(transfer)
-                case .cancel(let transfer): remove(transfer, failing: .cancelled())
+                case .add(let transfer): enqueue(transfer)
+                case .cancel(let transfer):
+                    if case .waiting = transfer.admission {
+                        admission.forget(transfer)
+                        refuse(transfer, .cancelled())
+                    } else {
+                        remove(transfer, failing: .cancelled())
+                    }
                 case .unpause(let transfer):
                     if running[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
                         _ = curl_easy_pause(easy, Int32(courier_pause_cont))
@@ -39,15 +45,22 @@ extension CurlEventLoop {
                 }
             }
             if draining && cancelsInFlight {
+                // Waiting transfers first, so that none is admitted by the removals below.
+                for (_, transfer) in admission.removeAll() {
+                    refuse(transfer, ServiceError(.shutDown, "The transport was shut down."))
+                }
                 for transfer in Array(running.values) {
                     remove(transfer, failing: ServiceError(.shutDown, "The transport was shut down."))
                 }
             }
-            if draining && running.isEmpty { break }
+            failExpiredWaiting()
+            admitWaiting()
+            if draining && running.isEmpty && admission.isEmpty { break }
 
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
-            if draining && running.isEmpty { break }
+            admitWaiting()
+            if draining && running.isEmpty && admission.isEmpty { break }
 
             let sleeps = inbox.withLock { inbox -> Bool in
                 guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
@@ -56,14 +69,15 @@ extension CurlEventLoop {
             }
             if sleeps {
                 var ready: Int32 = 0
-                curl_multi_poll(multi, nil, 0, 1000, &ready)
+                curl_multi_poll(multi, nil, 0, pollTimeout(), &ready)
                 inbox.withLock { $0.polling = false }
             }
         }
         tearDown()
     }
 
-    private func add(_ transfer: Transfer) {
+    /// Hands an admitted transfer to curl.
+    func add(_ transfer: Transfer) {
         if transfer.isCancelRequested {
             refuse(transfer, .cancelled())
             return
@@ -91,7 +105,8 @@ extension CurlEventLoop {
     }
 
     /// Fails a transfer that never ran.
-    private func refuse(_ transfer: Transfer, _ error: ServiceError) {
+    func refuse(_ transfer: Transfer, _ error: ServiceError) {
+        admission.release(transfer)
         transferLeft()
         transfer.fail(error)
     }
@@ -99,6 +114,7 @@ extension CurlEventLoop {
     private func remove(_ transfer: Transfer, failing error: ServiceError) {
         guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
         curl_multi_remove_handle(multi, easy)
+        admission.release(transfer)
         transferLeft()
         transfer.fail(error)
         transfer.detach()
@@ -116,6 +132,9 @@ extension CurlEventLoop {
             let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
             curl_multi_remove_handle(multi, easy)
             running.removeValue(forKey: ObjectIdentifier(transfer))
+            var version = 0
+            _ = courier_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+            admission.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
             transferLeft()
             transfer.complete(with: result)
             transfer.detach()
@@ -151,7 +170,9 @@ extension CurlEventLoop {
             }
             return (inbox.shutdownWaiters, inbox.jobs, refused)
         }
-        for transfer in refused { refuse(transfer, ServiceError(.shutDown, "The transport was shut down.")) }
+        let waiting = admission.removeAll().map(\.transfer)
+        for transfer in waiting + refused { refuse(transfer, ServiceError(.shutDown, "The transport was shut down.")) }
+        publishWaiting()
         // Tasks that still prefer this executor carry on on the global one.
         for job in jobs { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         for waiter in waiters { waiter.resume() }

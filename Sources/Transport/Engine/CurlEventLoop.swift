@@ -9,10 +9,10 @@ internal import Glibc
 /// A ``CurlLoopGroup`` holds one or more and spreads transfers over them.
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): `multi`'s transfers,
-/// `running`, `idleHandles`, `cancelsInFlight` and `runsJobs` are touched only on the loop
-/// thread; `jobExecutor` is written once before the thread starts. Other threads reach the
+/// `running`, `admission`, `nextWaitingDeadline`, `idleHandles`, `cancelsInFlight` and
+/// `runsJobs` are touched only on the loop thread; `jobExecutor` is written once before the thread starts. Other threads reach the
 /// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
-/// documents as callable from any thread, and read `load`, an atomic.
+/// documents as callable from any thread, and read `load` and `waiting`, atomics.
 ///
 /// Jobs of tasks that prefer the group's executor are queued in the inbox and run on the loop
 /// thread between two rounds of curl work. A transfer that completes then resumes its task on
@@ -54,6 +54,12 @@ final class CurlEventLoop: @unchecked Sendable {
     /// The executor jobs run on: the group's, so the runtime sees tasks on their preferred executor.
     var jobExecutor: UnownedTaskExecutor?
     var running: [ObjectIdentifier: Transfer] = [:]
+    /// Transfers accepted but not yet handed to curl (see ``AdmissionQueue``).
+    var admission: AdmissionQueue
+    /// The earliest total-timeout deadline among waiting transfers, when one may have one.
+    var nextWaitingDeadline: ContinuousClock.Instant?
+    /// How many transfers wait for admission, readable from any thread.
+    private let waitingCount = Atomic<Int>(0)
     var idleHandles: [UnsafeMutableRawPointer] = []
     var cancelsInFlight = false
     /// True while the loop thread runs task jobs, false while it does curl work.
@@ -66,6 +72,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.multi = multi
         self.limits = limits
         self.threadName = threadName
+        admission = AdmissionQueue(limits: limits)
         _ = courier_multi_setopt_long(multi, CURLMOPT_PIPELINING, courier_pipe_multiplex)
         _ = courier_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.connectionsPerHost)
         _ = courier_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.connections)
@@ -98,6 +105,12 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Transfers handed to this loop and not yet finished.
     var load: Int { assigned.load(ordering: .relaxed) }
+
+    /// Transfers accepted and waiting for a connection, not yet handed to curl.
+    var waiting: Int { waitingCount.load(ordering: .relaxed) }
+
+    /// Publishes the admission queue's size (loop thread).
+    func publishWaiting() { waitingCount.store(admission.count, ordering: .relaxed) }
 
     /// Called once for every transfer that leaves the loop (finished, failed or refused).
     func transferLeft() { assigned.subtract(1, ordering: .relaxed) }

@@ -8,6 +8,9 @@ extension Transfer {
     /// proxy and callbacks. Runs on the loop thread.
     func attach(to handle: UnsafeMutableRawPointer) throws(ServiceError) {
         easy = handle
+        let errorBuffer = self.errorBuffer ?? UnsafeMutablePointer<CChar>.allocate(capacity: Int(courier_error_size))
+        errorBuffer.initialize(to: 0)
+        self.errorBuffer = errorBuffer
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
         var failed: CURLcode = CURLE_OK
@@ -55,8 +58,9 @@ extension Transfer {
         if let connect = options.connectTimeout {
             check(courier_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connect.milliseconds))
         }
-        if let total = options.timeout {
-            check(courier_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, total.milliseconds))
+        if let deadline {
+            // What is left of the total timeout after waiting for admission (at least 1 ms).
+            check(courier_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, (deadline - .now).milliseconds))
         }
         if let lowSpeed = options.lowSpeedLimit {
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))

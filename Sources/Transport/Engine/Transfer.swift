@@ -57,22 +57,38 @@ final class Transfer: @unchecked Sendable {
     private var discardsBody = false
     private var abortError: ServiceError?
     var upload: UploadSource?
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(courier_error_size))
+    /// curl's error message; allocated when the transfer is admitted.
+    var errorBuffer: UnsafeMutablePointer<CChar>?
+    /// Where the transfer stands in its loop's ``AdmissionQueue``.
+    var admission = Admission.new
+    /// The queue's record of this transfer's origin, while it waits or runs.
+    var origin: AdmissionQueue.Origin?
+    /// When the total timeout (``TransferOptions/timeout``) runs out: counted from when the
+    /// caller asked, so time spent waiting for admission counts.
+    let deadline: ContinuousClock.Instant?
 
     /// Where large body buffers come from and go back to.
     let bodyBuffers: BodyBufferPool
+
+    enum Admission {
+        case new
+        case waiting(sequence: Int)
+        case admitted(units: Int)
+        /// Released, cancelled or failed: no longer counted by the queue.
+        case gone
+    }
 
     init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
         self.request = request
         self.bodyBuffers = bodyBuffers
         head = RawResponseHead(limit: request.options.maximumHeaderSize)
-        errorBuffer.initialize(to: 0)
+        deadline = request.options.timeout.map { ContinuousClock.now + $0 }
     }
 
     deinit {
         if let buffer { bodyBuffers.give(buffer, capacity: capacity) }
         if let headerList { curl_slist_free_all(headerList) }
-        errorBuffer.deallocate()
+        errorBuffer?.deallocate()
     }
 
     /// Marks the transfer cancelled; the loop removes it on its next turn.
@@ -175,7 +191,7 @@ final class Transfer: @unchecked Sendable {
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
-            outcome = .failure(CurlErrorMapping.error(for: code, detail: String(cString: errorBuffer), stage: stage))
+            outcome = .failure(CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
         } else if head.isComplete {
             let metrics = readMetrics()
             var redirect: String?
@@ -246,54 +262,5 @@ final class Transfer: @unchecked Sendable {
         capacity = 0
         count = 0
         return body
-    }
-
-    private func readMetrics() -> TransferMetrics {
-        var metrics = TransferMetrics()
-        guard let easy else { return metrics }
-        func micros(_ info: CURLINFO) -> Duration {
-            var value: curl_off_t = 0
-            _ = courier_easy_getinfo_off(easy, info, &value)
-            return .microseconds(Int64(value))
-        }
-        func long(_ info: CURLINFO) -> Int {
-            var value = 0
-            _ = courier_easy_getinfo_long(easy, info, &value)
-            return value
-        }
-        func off(_ info: CURLINFO) -> Int64 {
-            var value: curl_off_t = 0
-            _ = courier_easy_getinfo_off(easy, info, &value)
-            return Int64(value)
-        }
-        metrics.nameLookup = micros(CURLINFO_NAMELOOKUP_TIME_T)
-        metrics.connect = micros(CURLINFO_CONNECT_TIME_T)
-        metrics.tlsHandshake = micros(CURLINFO_APPCONNECT_TIME_T)
-        metrics.firstByte = micros(CURLINFO_STARTTRANSFER_TIME_T)
-        metrics.total = micros(CURLINFO_TOTAL_TIME_T)
-        metrics.bytesReceived = off(CURLINFO_SIZE_DOWNLOAD_T)
-        metrics.bytesSent = off(CURLINFO_SIZE_UPLOAD_T)
-        metrics.newConnections = long(CURLINFO_NUM_CONNECTS)
-        metrics.localPort = long(CURLINFO_LOCAL_PORT)
-        switch long(CURLINFO_HTTP_VERSION) {
-        case CURL_HTTP_VERSION_1_0: metrics.httpVersion = "1.0"
-        case CURL_HTTP_VERSION_1_1: metrics.httpVersion = "1.1"
-        case CURL_HTTP_VERSION_2_0: metrics.httpVersion = "2"
-        case CURL_HTTP_VERSION_3: metrics.httpVersion = "3"
-        default: metrics.httpVersion = ""
-        }
-        return metrics
-    }
-}
-
-extension Duration {
-    /// Whole seconds, rounded up, at least 1 (curl's speed check counts in seconds).
-    var wholeSecondsRoundedUp: Int { (milliseconds + 999) / 1000 }
-
-    /// Whole milliseconds, rounded up so that a tiny timeout never becomes "none" (0).
-    var milliseconds: Int {
-        let (seconds, attoseconds) = components
-        let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return Int(max(1, millis + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)))
     }
 }

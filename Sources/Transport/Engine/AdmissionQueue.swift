@@ -1,0 +1,167 @@
+/// Transfers a loop has accepted but curl could not run yet, in the order they arrived.
+///
+/// curl runs only as many transfers as the loop's connection limits allow (per host and in
+/// all); what it cannot run it would keep in its own pending list, each with an easy handle,
+/// its buffers and a header list already allocated. So the loop hands curl only what it can
+/// run and keeps the rest here: a `Transfer` (the request, the caller's continuation) and
+/// nothing else until it is admitted.
+///
+/// Capacity is counted in stream units: a transfer on a connection that does not multiplex
+/// takes ``unitsPerConnection`` (a whole connection), one on a multiplexed connection takes
+/// one (a stream; curl's default is 100 concurrent streams per HTTP/2 connection). An origin
+/// multiplexes when it was asked with HTTP/2 prior knowledge or once one of its transfers
+/// came back over HTTP/2 or 3: until then an `https` origin is taken for HTTP/1.1 and
+/// admits one transfer per connection, the safe guess.
+///
+/// Order: first in, first out within an origin and, when the total limit is what holds
+/// transfers back, across origins too (the origin whose oldest waiting transfer arrived
+/// first goes first). A queued transfer that is cancelled leaves the count at once and its
+/// slot is skipped when it reaches the head.
+///
+/// Used only on the loop thread.
+struct AdmissionQueue {
+    static let unitsPerConnection = 100
+
+    /// One origin's running units and waiting transfers. A class, so that the queue mutates
+    /// it in place while it walks the origins.
+    final class Origin {
+        let key: String
+        var units = 0
+        var multiplexes: Bool
+        var waiting = FIFO<Transfer>()
+
+        init(key: String, multiplexes: Bool) {
+            self.key = key
+            self.multiplexes = multiplexes
+        }
+
+        var weight: Int { multiplexes ? 1 : AdmissionQueue.unitsPerConnection }
+
+        /// Drops the slots of transfers that left while waiting; returns the head's sequence.
+        func headSequence() -> Int? {
+            while let head = waiting.first {
+                if case .waiting(let sequence) = head.admission { return sequence }
+                _ = waiting.removeFirst()
+            }
+            return nil
+        }
+    }
+
+    /// Per-host and total capacity in stream units; `nil` is unlimited.
+    let perHost: Int?
+    let total: Int?
+    private(set) var origins: [String: Origin] = [:]
+    private var units = 0
+    private var sequence = 0
+    /// Transfers waiting and not cancelled.
+    private(set) var count = 0
+
+    init(limits: CurlEventLoop.Limits) {
+        perHost = limits.connectionsPerHost > 0 ? limits.connectionsPerHost * Self.unitsPerConnection : nil
+        total = limits.connections > 0 ? limits.connections * Self.unitsPerConnection : nil
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Queues `transfer` behind those of its origin.
+    mutating func enqueue(_ transfer: Transfer) {
+        sequence &+= 1
+        transfer.admission = .waiting(sequence: sequence)
+        let key = transfer.request.originKey
+        let origin: Origin
+        if let known = origins[key] {
+            origin = known
+        } else {
+            origin = Origin(key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
+            origins[key] = origin
+        }
+        origin.waiting.append(transfer)
+        transfer.origin = origin
+        count += 1
+    }
+
+    /// Takes a waiting transfer out of the count (it was cancelled or failed while queued);
+    /// its slot is dropped when it reaches the head.
+    mutating func forget(_ transfer: Transfer) {
+        guard case .waiting = transfer.admission else { return }
+        transfer.admission = .gone
+        transfer.origin = nil
+        count -= 1
+    }
+
+    /// The next transfer curl has room for, marked admitted and counted against the limits;
+    /// `nil` when none fits.
+    mutating func next() -> Transfer? {
+        guard count > 0 else { return nil }
+        var best: Origin?
+        var bestSequence = Int.max
+        for origin in origins.values {
+            guard let sequence = origin.headSequence() else { continue }
+            if let perHost, origin.units + origin.weight > perHost { continue }
+            if sequence < bestSequence { (best, bestSequence) = (origin, sequence) }
+        }
+        guard let best else { return nil }
+        let weight = best.weight
+        if let total, units + weight > total { return nil }
+        guard let transfer = best.waiting.removeFirst() else { return nil }
+        best.units += weight
+        units += weight
+        count -= 1
+        transfer.admission = .admitted(units: weight)
+        return transfer
+    }
+
+    /// Gives back what an admitted transfer held; `httpVersion` is what it ran over, when known.
+    mutating func release(_ transfer: Transfer, httpVersion: Int? = nil) {
+        guard case .admitted(let weight) = transfer.admission else { return }
+        transfer.admission = .gone
+        units -= weight
+        guard let origin = transfer.origin else { return }
+        transfer.origin = nil
+        origin.units -= weight
+        if let httpVersion, httpVersion >= 2 { origin.multiplexes = true }
+        // An origin with nothing running and nothing waiting is dropped, so that a crawler's
+        // hosts do not accumulate; what it learned about multiplexing goes with it.
+        if origin.units == 0 && origin.headSequence() == nil { origins[origin.key] = nil }
+    }
+
+    /// Every transfer still waiting, in arrival order, removed from the queue (for shutdown).
+    mutating func removeAll() -> [(sequence: Int, transfer: Transfer)] {
+        var all: [(sequence: Int, transfer: Transfer)] = []
+        for origin in origins.values {
+            while let transfer = origin.waiting.removeFirst() {
+                if case .waiting(let sequence) = transfer.admission {
+                    transfer.admission = .gone
+                    transfer.origin = nil
+                    all.append((sequence, transfer))
+                }
+            }
+        }
+        count = 0
+        return all.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// Every waiting transfer for which `isExpired` holds, taken out of the count.
+    mutating func removeExpired(_ isExpired: (Transfer) -> Bool) -> [Transfer] {
+        var expired: [Transfer] = []
+        for origin in origins.values {
+            origin.waiting.forEach { transfer in
+                if case .waiting = transfer.admission, isExpired(transfer) { expired.append(transfer) }
+            }
+        }
+        for transfer in expired { forget(transfer) }
+        return expired
+    }
+
+    /// The earliest total-timeout deadline among waiting transfers.
+    func earliestDeadline() -> ContinuousClock.Instant? {
+        var earliest: ContinuousClock.Instant?
+        for origin in origins.values {
+            origin.waiting.forEach { transfer in
+                guard case .waiting = transfer.admission, let deadline = transfer.deadline else { return }
+                if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+            }
+        }
+        return earliest
+    }
+}
