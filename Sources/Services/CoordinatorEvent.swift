@@ -22,9 +22,9 @@ public struct CoordinatorEvent: Sendable {
         /// A decorator asked for the request to be sent once more.
         case replayed
         /// The load delivered a value: status, curl's timings and the time since it began.
-        case finished(status: Int, metrics: TransferMetrics, duration: Duration)
+        case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
         /// The load failed.
-        case failed(code: ServiceError.Code, status: Int?, duration: Duration)
+        case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
         /// The cache answered, missed, stored, revalidated or evicted. Evictions and store
         /// failures belong to no load: their `requestID` is 0.
         case cache(CacheEvent)

@@ -20,18 +20,25 @@ public final class MockTransport: HTTPTransport {
     public struct Reply: Sendable {
         enum Outcome: Sendable {
             case response(TransportResponse)
-            case file(path: String, status: Int, headers: HTTPFields)
+            case file(path: String, status: HTTPResponse.Status, headers: HTTPFields)
             case failure(ServiceError)
         }
         let outcome: Outcome
 
         /// A response with `status`, header fields and body.
+        public static func status(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data()) -> Reply {
+            Reply(outcome: .response(TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: body)))
+        }
+
+        /// A response with the status code `status`.
+        @available(*, deprecated, message: "Pass an HTTPResponse.Status (integer literals still work).")
+        @_disfavoredOverload
         public static func status(_ status: Int, headers: HTTPFields = [:], body: Data = Data()) -> Reply {
-            Reply(outcome: .response(TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headers), body: body)))
+            .status(HTTPResponse.Status(code: status), headers: headers, body: body)
         }
 
         /// A JSON response (`Content-Type: application/json`).
-        public static func json(_ text: String, status: Int = 200, headers: HTTPFields = [:]) -> Reply {
+        public static func json(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Reply {
             var fields = headers
             fields[.contentType] = "application/json"
             return .status(status, headers: fields, body: Data(text.utf8))
@@ -40,7 +47,7 @@ public final class MockTransport: HTTPTransport {
         /// `value` encoded as JSON with `encoder`. A value that cannot be encoded answers with
         /// an `encodingFailed` failure, so the test sees why.
         public static func json(
-            encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder(), status: Int = 200,
+            encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder(), status: HTTPResponse.Status = .ok,
             headers: HTTPFields = [:]
         ) -> Reply {
             do {
@@ -55,7 +62,7 @@ public final class MockTransport: HTTPTransport {
         /// The contents of the file at `path`, read when the request arrives (a missing file is
         /// a `fileAccess` failure naming it).
         public static func file(
-            atPath path: String, status: Int = 200, contentType: String = "application/json", headers: HTTPFields = [:]
+            atPath path: String, status: HTTPResponse.Status = .ok, contentType: String = "application/json", headers: HTTPFields = [:]
         ) -> Reply {
             var fields = headers
             fields[.contentType] = contentType
@@ -283,7 +290,7 @@ public final class MockTransport: HTTPTransport {
             guard let data = FileManager.default.contents(atPath: filePath) else {
                 throw ServiceError(.fileAccess, "MockTransport could not read \(filePath) for \(request.method) \(path).")
             }
-            return TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headers), body: data)
+            return TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: data)
         case .failure(let error):
             throw error
         }
