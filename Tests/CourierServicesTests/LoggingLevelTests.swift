@@ -54,7 +54,7 @@ struct LoggingLevelTests {
         #expect(stale.isStale)
         // The refresh is a load of its own: wait until it has finished.
         for await event in events {
-            if case .finished = event.kind, event.requestID != stale.requestID { break }
+            if event.kind.name == .finished, event.requestID != stale.requestID { break }
         }
         await coordinator.shutdown()
         await transport.shutdown()

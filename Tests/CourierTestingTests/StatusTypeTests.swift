@@ -37,9 +37,9 @@ struct StatusTypeTests {
         await coordinator.shutdown()
         var statuses: [String] = []
         for await event in events {
-            switch event.kind {
-            case .finished(let status, _, _): statuses.append("finished \(status.code)")
-            case .failed(_, let status, _): statuses.append("failed \(status?.code ?? 0)")
+            switch event.kind.name {
+            case .finished: statuses.append("finished \(event.kind.status?.code ?? 0)")
+            case .failed: statuses.append("failed \(event.kind.status?.code ?? 0)")
             default: continue
             }
         }
