@@ -303,28 +303,10 @@ public final class MockTransport: HTTPTransport {
         var query: [String: String] = [:]
         for item in target[target.index(after: mark)...].split(separator: "&") {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = percentDecoded(parts[0])
-            if query[name] == nil { query[name] = parts.count > 1 ? percentDecoded(parts[1]) : "" }
+            let name = PercentEncoding.decode(parts[0])
+            if query[name] == nil { query[name] = parts.count > 1 ? PercentEncoding.decode(parts[1]) : "" }
         }
         return (String(target[..<mark]), query)
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String {
-        let input = Array(text.utf8)
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < input.count {
-            if input[index] == UInt8(ascii: "%"), index + 2 < input.count,
-                let value = UInt8(String(decoding: input[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index += 3
-            } else {
-                bytes.append(input[index])
-                index += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Waits while responses are held; cancellation ends the wait with `cancelled`.
