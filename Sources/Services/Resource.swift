@@ -51,8 +51,9 @@ public protocol Resource: Sendable {
     /// do not change the request.
     var sharesDecodedResponse: Bool { get }
 
-    /// Object keys leading to the payload in a JSON response, e.g. `["data", "items"]`, so the
-    /// envelope around it needs no model of its own (default: the whole document).
+    /// Keys leading to the payload, e.g. `["data", "items"]`: object keys in a JSON response,
+    /// element names in an XML one (`CourierXML`), so the envelope around it needs no model of
+    /// its own (default: the whole document).
     var decodingKeyPath: [String] { get }
     /// When the response type is optional (`User?`), whether a body that does not decode gives
     /// `nil` instead of a `decodingFailed` error (default `false`).
