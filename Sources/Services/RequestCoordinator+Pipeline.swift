@@ -7,7 +7,7 @@ extension RequestCoordinator {
     nonisolated func run<T: Sendable>(
         _ plan: LoadPlan, intent: CacheIntent<T> = .load,
         finish: @escaping @Sendable (Execution) async throws -> T
-    ) async throws -> T {
+    ) async throws(ServiceError) -> T {
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
             "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
