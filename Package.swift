@@ -64,7 +64,10 @@ let package = Package(
         // options, metrics. A cache store or a test double needs nothing more.
         .target(
             name: "CourierCore",
-            dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Sources/Core",
             swiftSettings: swiftSettings
         ),

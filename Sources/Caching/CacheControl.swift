@@ -1,4 +1,4 @@
-public import HTTPTypes
+package import HTTPTypes
 
 /// The directives of every `Cache-Control` field of a message (RFC 9111, section 5.2).
 ///
@@ -7,60 +7,60 @@ public import HTTPTypes
 /// A `delta-seconds` value that is not a non-negative integer (`1.5`, `-1`, `60s`), or that has
 /// whitespace around its `=` (`max-age = 60`, which the grammar does not allow), is reported as
 /// invalid, and the rules treat the response as stale (section 4.2.1).
-public struct CacheControl: Sendable, Hashable {
+package struct CacheControl: Sendable, Hashable {
     /// Directive names (lower-cased) and their values (nil when the directive has none).
-    public private(set) var directives: [String: String?] = [:]
+    package private(set) var directives: [String: String?] = [:]
     /// Directives that appeared again with another value.
     private var conflicting: Set<String> = []
     /// Directives with whitespace around their `=`.
     private var malformed: Set<String> = []
 
     /// Parses the `Cache-Control` fields of `fields`.
-    public init(_ fields: HTTPFields) {
+    package init(_ fields: HTTPFields) {
         for value in fields[values: .cacheControl] { parse(value) }
     }
 
     /// Parses one field value.
-    public init(_ value: String) { parse(value) }
+    package init(_ value: String) { parse(value) }
 
     /// Whether `name` is present.
-    public func contains(_ name: String) -> Bool { directives[name] != nil }
+    package func contains(_ name: String) -> Bool { directives[name] != nil }
 
     /// Whether `name` appeared more than once with different values (`max-age=60, max-age=10`).
-    public func hasConflictingValues(_ name: String) -> Bool { conflicting.contains(name) }
+    package func hasConflictingValues(_ name: String) -> Bool { conflicting.contains(name) }
 
     /// A `delta-seconds` directive: `nil` when absent, `.invalid` when its value is not a
     /// non-negative integer. Values past 2^31 are capped there (section 1.2.2).
-    public func seconds(_ name: String) -> DeltaSeconds? {
+    package func seconds(_ name: String) -> DeltaSeconds? {
         guard let entry = directives[name] else { return nil }
         guard !malformed.contains(name), let text = entry, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .invalid }
         return .seconds(Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
     }
 
     /// A `delta-seconds` value.
-    public enum DeltaSeconds: Sendable, Hashable {
+    package enum DeltaSeconds: Sendable, Hashable {
         case seconds(Int)
         case invalid
 
         /// The value, or nil when invalid.
-        public var value: Int? {
+        package var value: Int? {
             if case .seconds(let seconds) = self { return seconds }
             return nil
         }
     }
 
     /// `no-store`: never store.
-    public var noStore: Bool { contains("no-store") }
+    package var noStore: Bool { contains("no-store") }
     /// `no-cache` (qualified or not): revalidate before every use.
-    public var noCache: Bool { contains("no-cache") }
+    package var noCache: Bool { contains("no-cache") }
     /// `must-revalidate`: never serve stale (`proxy-revalidate` is for shared caches only).
-    public var mustRevalidate: Bool { contains("must-revalidate") }
+    package var mustRevalidate: Bool { contains("must-revalidate") }
     /// `max-age`.
-    public var maxAge: DeltaSeconds? { seconds("max-age") }
+    package var maxAge: DeltaSeconds? { seconds("max-age") }
     /// `stale-while-revalidate` seconds (RFC 5861), when valid.
-    public var staleWhileRevalidate: Int? { seconds("stale-while-revalidate")?.value }
+    package var staleWhileRevalidate: Int? { seconds("stale-while-revalidate")?.value }
     /// `stale-if-error` seconds (RFC 5861), when valid.
-    public var staleIfError: Int? { seconds("stale-if-error")?.value }
+    package var staleIfError: Int? { seconds("stale-if-error")?.value }
 
     private mutating func parse(_ value: String) {
         var rest = Substring(value)

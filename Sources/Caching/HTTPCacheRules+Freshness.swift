@@ -1,21 +1,21 @@
-public import FoundationEssentials
-public import HTTPTypes
+package import FoundationEssentials
+package import HTTPTypes
 
 extension HTTPCacheRules {
     /// How old and how long-lived a stored response is, in seconds.
-    public struct Freshness: Sendable, Hashable {
+    package struct Freshness: Sendable, Hashable {
         /// The freshness lifetime (section 4.2.1).
-        public var lifetime: TimeInterval
+        package var lifetime: TimeInterval
         /// The current age (section 4.2.3).
-        public var age: TimeInterval
+        package var age: TimeInterval
         /// Whether the response is still fresh.
-        public var isFresh: Bool { age < lifetime }
+        package var isFresh: Bool { age < lifetime }
         /// Seconds past its lifetime (negative while fresh).
-        public var staleness: TimeInterval { age - lifetime }
+        package var staleness: TimeInterval { age - lifetime }
     }
 
     /// The freshness of `entry` at `now`.
-    public static func freshness(of entry: CachedResponse, now: Date) -> Freshness {
+    package static func freshness(of entry: CachedResponse, now: Date) -> Freshness {
         Freshness(lifetime: freshnessLifetime(of: entry), age: currentAge(of: entry, now: now))
     }
 
@@ -23,7 +23,7 @@ extension HTTPCacheRules {
     /// decimal, a sign, spaces around `=`), two `max-age`s that disagree, an invalid `Expires`
     /// (such as `0`, or a date in none of the three HTTP forms), or two `Expires` lines that
     /// disagree mean already expired (sections 4.2.1 and 5.3).
-    public static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
+    package static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
         let fields = entry.headerFields
         let control = CacheControl(fields)
         if let maxAge = control.maxAge {
@@ -45,7 +45,7 @@ extension HTTPCacheRules {
 
     /// The age the RFC's formula gives: the corrected initial age (from `Age`, `Date` and the
     /// request's round trip) plus the time since the response arrived.
-    public static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
+    package static func currentAge(of entry: CachedResponse, now: Date) -> TimeInterval {
         let ageValue = ageValue(of: entry.headerFields) ?? 0
         let apparentAge = max(0, entry.responseTime.timeIntervalSince(dateValue(of: entry)))
         let responseDelay = max(0, entry.responseTime.timeIntervalSince(entry.requestTime))
@@ -56,14 +56,14 @@ extension HTTPCacheRules {
     /// The `Age` of `fields` (section 5.1): of a list (`7200, 0`, or several `Age` lines) the
     /// first member counts; nil when absent or when that member is not a non-negative integer
     /// (`-3`, `1.5`, `60s`), which a cache ignores.
-    public static func ageValue(of fields: HTTPFields) -> Int? {
+    package static func ageValue(of fields: HTTPFields) -> Int? {
         guard let line = fields[values: .age].first else { return nil }
         let first = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return CacheControl.delta(String(first))
     }
 
     /// What a cache following HTTP does with a stored response for a new request.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// Serve it: it is fresh, or stale within what the request's `max-stale` accepts.
         case fresh
         /// Serve it now and revalidate in the background (`stale-while-revalidate`).
@@ -80,7 +80,7 @@ extension HTTPCacheRules {
     /// accepts one stale by at most N seconds (any, without N) unless the response says
     /// `must-revalidate` or `no-cache`. `stale-while-revalidate` applies only to requests
     /// without `max-age` and `min-fresh`.
-    public static func decide(_ entry: CachedResponse, for request: HTTPRequest, now: Date) -> Decision {
+    package static func decide(_ entry: CachedResponse, for request: HTTPRequest, now: Date) -> Decision {
         let control = CacheControl(entry.headerFields)
         let requestControl = CacheControl(request.headerFields)
         let freshness = freshness(of: entry, now: now)
@@ -112,7 +112,7 @@ extension HTTPCacheRules {
 
     /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
     /// no more than the window, and neither `must-revalidate` nor `no-cache`.
-    public static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
+    package static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
         let control = CacheControl(entry.headerFields)
         guard !control.mustRevalidate, !control.noCache else { return false }
         let freshness = freshness(of: entry, now: now)
@@ -122,7 +122,7 @@ extension HTTPCacheRules {
     }
 
     /// Statuses that count as errors for `stale-if-error` (RFC 5861, section 4).
-    public static func isServerError(_ status: Int) -> Bool { [500, 502, 503, 504].contains(status) }
+    package static func isServerError(_ status: Int) -> Bool { [500, 502, 503, 504].contains(status) }
 
     static func dateValue(of entry: CachedResponse) -> Date {
         entry.headerFields[.date].flatMap { HTTPDate.parse($0) } ?? entry.responseTime

@@ -1,9 +1,9 @@
-public import HTTPTypes
+package import HTTPTypes
 
 extension HTTPCacheRules {
     /// Whether a response to `method` with `status` invalidates stored responses for its URL
     /// (section 4.4): an unsafe method that did not fail.
-    public static func invalidates(method: HTTPRequest.Method, status: Int) -> Bool {
+    package static func invalidates(method: HTTPRequest.Method, status: Int) -> Bool {
         let safe: [HTTPRequest.Method] = [.get, .head, .options, .trace]
         return !safe.contains(method) && (200..<400).contains(status)
     }
@@ -12,7 +12,7 @@ extension HTTPCacheRules {
     /// its target, and the URIs of the response's `Location` and `Content-Location` when they
     /// have the target's origin (scheme and authority). The requests keep `request`'s fields,
     /// so their cache keys carry the same credentials.
-    public static func invalidatedRequests(after request: HTTPRequest, response: HTTPResponse) -> [HTTPRequest] {
+    package static func invalidatedRequests(after request: HTTPRequest, response: HTTPResponse) -> [HTTPRequest] {
         var target = request
         target.method = .get
         var requests = [target]

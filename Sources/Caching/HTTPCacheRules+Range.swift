@@ -2,14 +2,14 @@ internal import FoundationEssentials
 
 extension HTTPCacheRules {
     /// A byte range of a stored representation (RFC 9110, section 14.1.2): inclusive bounds.
-    public struct ByteRange: Sendable, Hashable {
+    package struct ByteRange: Sendable, Hashable {
         /// The first byte.
-        public var first: Int
+        package var first: Int
         /// The last byte.
-        public var last: Int
+        package var last: Int
 
         /// A range from `first` to `last`, inclusive.
-        public init(first: Int, last: Int) {
+        package init(first: Int, last: Int) {
             self.first = first
             self.last = last
         }
@@ -18,7 +18,7 @@ extension HTTPCacheRules {
     /// The one byte range `value` (a `Range` field) asks of a representation of `length` bytes:
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n`, clipped to the length. Nil for what the cache
     /// leaves to the server: another unit, several ranges, a malformed or unsatisfiable range.
-    public static func byteRange(_ value: String, length: Int) -> ByteRange? {
+    package static func byteRange(_ value: String, length: Int) -> ByteRange? {
         let text = value.trimmedSpaces
         guard text.count > 6, text.prefix(6).lowercased() == "bytes=" else { return nil }
         let spec = text.dropFirst(6)
@@ -42,7 +42,7 @@ extension HTTPCacheRules {
     /// that part of the body (section 4.3.2 lets a cache answer range requests from a complete
     /// stored response). Nil when ``byteRange(_:length:)`` is nil or the entry is not a 200:
     /// the request then goes to the network, whose 206 is passed on and never stored.
-    public static func partial(_ entry: CachedResponse, range value: String) -> CachedResponse? {
+    package static func partial(_ entry: CachedResponse, range value: String) -> CachedResponse? {
         guard entry.status == 200, let range = byteRange(value, length: entry.body.count) else { return nil }
         var part = entry
         part.status = 206

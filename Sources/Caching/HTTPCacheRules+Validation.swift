@@ -1,9 +1,9 @@
-public import FoundationEssentials
-public import HTTPTypes
+package import FoundationEssentials
+package import HTTPTypes
 
 extension HTTPCacheRules {
     /// `If-None-Match` and `If-Modified-Since` for `entry`'s validators.
-    public static func conditionalFields(for entry: CachedResponse) -> HTTPFields {
+    package static func conditionalFields(for entry: CachedResponse) -> HTTPFields {
         var fields = HTTPFields()
         if let etag = entry.etag { fields[.ifNoneMatch] = etag }
         if let lastModified = entry.lastModified { fields[.ifModifiedSince] = lastModified }
@@ -14,7 +14,7 @@ extension HTTPCacheRules {
     /// `Vary` (section 4.3.1): a 304 says the server would send that variant to this request
     /// too. Nil when the entry has no entity tag (`Last-Modified` cannot tell variants apart)
     /// or says `Vary: *`.
-    public static func variantConditionalFields(for entry: CachedResponse) -> HTTPFields? {
+    package static func variantConditionalFields(for entry: CachedResponse) -> HTTPFields? {
         guard let etag = entry.etag, !varyNames(entry.headerFields).contains("*") else { return nil }
         return [.ifNoneMatch: etag]
     }
@@ -22,7 +22,7 @@ extension HTTPCacheRules {
     /// `entry` updated by a 304 (section 4.3.4): the 304's fields replace the stored ones of the
     /// same name (except `Content-Length`, `Content-Encoding` and connection fields), the body
     /// stays, the times are those of the revalidation.
-    public static func freshened(
+    package static func freshened(
         _ entry: CachedResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
     ) -> CachedResponse {
         var updated = entry
@@ -42,7 +42,7 @@ extension HTTPCacheRules {
     /// without a new `GET`: an `ETag` or `Last-Modified` of the `HEAD` that the entry does not
     /// share, or a `Content-Length` other than the stored body's (checked when the `HEAD`
     /// names no content coding).
-    public static func freshened(
+    package static func freshened(
         _ entry: CachedResponse, withHead head: HTTPResponse, requestTime: Date, responseTime: Date
     ) -> CachedResponse? {
         let fields = head.headerFields
@@ -56,7 +56,7 @@ extension HTTPCacheRules {
     }
 
     /// The response a stored `GET` gives to a `HEAD` (section 4.3.5's converse): its head, no body.
-    public static func headResponse(from entry: CachedResponse) -> CachedResponse {
+    package static func headResponse(from entry: CachedResponse) -> CachedResponse {
         var head = entry
         head.body = Data()
         return head

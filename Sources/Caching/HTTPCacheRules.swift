@@ -1,16 +1,16 @@
-public import FoundationEssentials
-public import HTTPTypes
+package import FoundationEssentials
+package import HTTPTypes
 
 /// The rules of a private HTTP cache (RFC 9111, with RFC 5861's stale extensions): what may be
 /// stored, how fresh a stored response is, when it must be revalidated, and how a 304 updates it.
 ///
 /// Facets: freshness and the decision to serve (`+Freshness`), validation, 304s and `HEAD`
 /// (`+Validation`), byte ranges (`+Range`) and invalidation (`+Invalidation`).
-public enum HTTPCacheRules {
+package enum HTTPCacheRules {
     /// Statuses cacheable by heuristic freshness (RFC 9110, section 15.1).
-    public static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+    package static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
     /// The longest heuristic freshness given (10% of the time since `Last-Modified`, at most this).
-    public static let heuristicLimit: TimeInterval = 86_400
+    package static let heuristicLimit: TimeInterval = 86_400
     /// Fields that describe one connection, never stored (besides those `Connection` names).
     static let hopByHop: [HTTPField.Name] = [
         .connection, .transferEncoding, .upgrade, .te, HTTPField.Name("Proxy-Connection")!, HTTPField.Name("Keep-Alive")!,
@@ -20,7 +20,7 @@ public enum HTTPCacheRules {
     /// Whether the response says it may be stored at all, whatever the policy: a `GET`, a final
     /// status other than 206 (a part) and 304 (an answer to a condition, not the resource), no
     /// `no-store` on either side, and no `Vary: *`.
-    public static func mayStore(request: HTTPRequest, response: HTTPResponse) -> Bool {
+    package static func mayStore(request: HTTPRequest, response: HTTPResponse) -> Bool {
         let status = response.status.code
         guard request.method == .get, status >= 200, status != 206, status != 304 else { return false }
         if CacheControl(request.headerFields).noStore || CacheControl(response.headerFields).noStore { return false }
@@ -29,7 +29,7 @@ public enum HTTPCacheRules {
 
     /// Whether a private cache following HTTP stores it (section 3): ``mayStore(request:response:)``
     /// plus explicit freshness, a validator, `public`/`private`, or a heuristically cacheable status.
-    public static func isStorable(request: HTTPRequest, response: HTTPResponse) -> Bool {
+    package static func isStorable(request: HTTPRequest, response: HTTPResponse) -> Bool {
         guard mayStore(request: request, response: response) else { return false }
         let fields = response.headerFields
         let control = CacheControl(fields)
@@ -40,7 +40,7 @@ public enum HTTPCacheRules {
 
     /// The fields of `response` worth storing: without the hop-by-hop fields and the fields
     /// its `Connection` names (section 3.1).
-    public static func storedFields(of response: HTTPResponse) -> HTTPFields {
+    package static func storedFields(of response: HTTPResponse) -> HTTPFields {
         var fields = response.headerFields
         for name in connectionFields(of: response.headerFields) { fields[values: name] = [] }
         return fields
@@ -56,14 +56,14 @@ public enum HTTPCacheRules {
     /// Whether the request carries conditions of its own (`If-None-Match`, `If-Modified-Since`,
     /// `If-Match`, `If-Unmodified-Since`, `If-Range`): the caller wants the server's answer to
     /// them, so the cache neither answers nor adds its own validators, and a 304 is not stored.
-    public static func isConditional(_ request: HTTPRequest) -> Bool {
+    package static func isConditional(_ request: HTTPRequest) -> Bool {
         let names: [HTTPField.Name] = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange]
         return names.contains { request.headerFields[$0] != nil }
     }
 
     /// The digest of `request`'s values for the fields `responseFields` names in `Vary`, or nil
     /// when there is no `Vary`. Values are hashed, so stored entries never hold credentials.
-    public static func variant(of request: HTTPRequest, responseFields: HTTPFields) -> String? {
+    package static func variant(of request: HTTPRequest, responseFields: HTTPFields) -> String? {
         let names = varyNames(responseFields).sorted()
         guard !names.isEmpty else { return nil }
         var hash = SHA256()
@@ -77,7 +77,7 @@ public enum HTTPCacheRules {
 
     /// Whether `entry` was stored for a request that matches `request` on every `Vary`ed field
     /// (`Vary: *` never matches).
-    public static func matchesVariant(_ entry: CachedResponse, request: HTTPRequest) -> Bool {
+    package static func matchesVariant(_ entry: CachedResponse, request: HTTPRequest) -> Bool {
         if varyNames(entry.headerFields).contains("*") { return false }
         return variant(of: request, responseFields: entry.headerFields) == entry.variant
     }

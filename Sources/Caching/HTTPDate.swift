@@ -1,10 +1,10 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// HTTP dates (RFC 9110, section 5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT` is produced; that
 /// form, the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and C's `asctime` form
 /// (`Sun Nov  6 08:49:37 1994`) are accepted, to the byte (names in any letter case). Anything
 /// else is `nil`, never a guess.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
 
@@ -12,7 +12,7 @@ public enum HTTPDate {
     /// between fields, two-digit day (`asctime`: space-padded), hour, minute and second, a
     /// comma after the day name where the form has one. Names (`Sun`, `Nov`, `GMT`) are matched
     /// case-insensitively. Anything else is nil: an invalid `Expires` then means already expired.
-    public static func parse(_ text: some StringProtocol) -> Date? {
+    package static func parse(_ text: some StringProtocol) -> Date? {
         let bytes = Array(String(text).utf8)
         if let comma = bytes.firstIndex(of: UInt8(ascii: ",")) {
             guard comma + 1 < bytes.count, bytes[comma + 1] == UInt8(ascii: " ") else { return nil }
@@ -92,7 +92,7 @@ public enum HTTPDate {
     }
 
     /// Formats `date` as an IMF-fixdate.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

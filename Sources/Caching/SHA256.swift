@@ -2,7 +2,7 @@
 ///
 /// Our own small implementation keeps the library free of a crypto dependency for the one
 /// digest it needs; it is checked against the standard test vectors.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
@@ -10,10 +10,10 @@ public struct SHA256: Sendable {
     private var length: UInt64 = 0
 
     /// Starts a digest.
-    public init() { buffer.reserveCapacity(64) }
+    package init() { buffer.reserveCapacity(64) }
 
     /// Adds bytes to the digest.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         for byte in bytes {
             buffer.append(byte)
             if buffer.count == 64 {
@@ -26,13 +26,13 @@ public struct SHA256: Sendable {
 
     /// Adds the UTF-8 bytes of `text` and a separator that cannot occur in UTF-8 (0xFF), so
     /// that `("ab", "c")` and `("a", "bc")` digest differently.
-    public mutating func update(field text: some StringProtocol) {
+    package mutating func update(field text: some StringProtocol) {
         update(text.utf8)
         update(CollectionOfOne(0xFF))
     }
 
     /// The 32-byte digest.
-    public consuming func finalize() -> [UInt8] {
+    package consuming func finalize() -> [UInt8] {
         let bitLength = length &* 8
         update(CollectionOfOne(0x80))
         while buffer.count != 56 { update(CollectionOfOne(0)) }
@@ -43,14 +43,14 @@ public struct SHA256: Sendable {
     }
 
     /// The digest of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var digest = SHA256()
         digest.update(bytes)
         return digest.finalize()
     }
 
     /// Lower-case hexadecimal text of `digest`.
-    public static func hex(_ digest: [UInt8]) -> String {
+    package static func hex(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(digest.count * 2)

@@ -54,7 +54,7 @@ public enum RequestValidation {
         for byte in authority.utf8 where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") {
             throw ServiceError(.invalidRequest, "The host contains an invalid character.")
         }
-        for byte in path.utf8 where byte <= 0x20 || byte >= 0x7F {
+        for byte in path.utf8 where PercentEncoding.mustBeEncodedInTarget(byte) {
             throw ServiceError(
                 .invalidRequest, "The path contains a space, a control or a non-ASCII character: percent-encode it.")
         }

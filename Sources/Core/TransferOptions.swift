@@ -1,3 +1,5 @@
+public import Logging
+
 /// Per-transfer settings. Every property has a production default.
 public struct TransferOptions: Sendable {
     /// Time allowed to establish the connection (TCP and TLS). 10 seconds by default.
@@ -37,6 +39,13 @@ public struct TransferOptions: Sendable {
     public var httpVersion: HTTPVersionPreference = .automatic
     /// Receives upload and download progress. `nil` by default.
     public var progress: ProgressReporter?
+    /// The logger of the request this transfer serves: the transport writes its `.trace` and
+    /// `.debug` lines for the transfer here (redirects followed, a hop that failed), with the
+    /// logger's metadata, so they carry the caller's `courier.request.id`. Never anything at
+    /// `.info` or above. `nil` (the transport's background logger, if any) by default; the
+    /// coordinator sets it to the load's logger. Not part of a request's identity: loads that
+    /// share one transfer log it to the logger of the load that started it.
+    public var logger: Logger?
 
     /// Creates default options.
     public init() {}

@@ -1,3 +1,4 @@
+internal import CourierCore
 public import HTTPTypes
 
 /// Sends an API key in a header field or a query item.
@@ -63,10 +64,10 @@ public struct APIKeyDecorator: RequestDecorator, CustomStringConvertible, Custom
         let target = request.path ?? "/"
         let mark = target.firstIndex(of: "?")
         let path = mark.map { target[..<$0] } ?? target[...]
-        let name = Self.encode(placement.name)
+        let name = PercentEncoding.encodeQueryComponent(placement.name)
         var items = mark.map { target[target.index(after: $0)...].split(separator: "&").map(String.init) } ?? []
         items.removeAll { $0 == name || $0.hasPrefix(name + "=") }
-        items.append("\(name)=\(Self.encode(key))")
+        items.append("\(name)=\(PercentEncoding.encodeQueryComponent(key))")
         request.path = path + "?" + items.joined(separator: "&")
     }
 
@@ -77,7 +78,4 @@ public struct APIKeyDecorator: RequestDecorator, CustomStringConvertible, Custom
         }
     }
     public var debugDescription: String { description }
-
-    /// `text` percent-encoded to RFC 3986's unreserved characters (as ``Endpoint`` encodes query items).
-    static func encode(_ text: String) -> String { Endpoint.percentEncode(text, keeping: Endpoint.unreserved) }
 }

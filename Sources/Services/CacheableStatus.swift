@@ -20,7 +20,7 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
     private enum Rule: Sendable, Hashable {
         case accepted
         case http
-        case including(Set<Int>)
+        case including(Set<HTTPResponse.Status>)
     }
 
     private let rule: Rule
@@ -35,13 +35,20 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// Also rejected responses with one of `statuses`, when HTTP lets a cache store them
     /// (statuses of 500 and above are ignored).
-    public static func including(_ statuses: Set<Int>) -> CacheableStatus {
+    public static func including(_ statuses: Set<HTTPResponse.Status>) -> CacheableStatus {
         CacheableStatus(rule: .including(statuses))
     }
 
+    /// Also rejected responses with one of the status codes `statuses`.
+    @available(*, deprecated, message: "Pass the statuses as HTTPResponse.Status (integer literals still work).")
+    @_disfavoredOverload
+    public static func including(_ statuses: Set<Int>) -> CacheableStatus {
+        including(Set(statuses.map { HTTPResponse.Status(code: $0) }))
+    }
+
     /// Whether a response the resource rejected with `status` may be stored.
-    func storesRejected(_ status: Int) -> Bool {
-        guard status < 500 else { return false }
+    func storesRejected(_ status: HTTPResponse.Status) -> Bool {
+        guard status.code < 500 else { return false }
         switch rule {
         case .accepted: return false
         case .http: return true
@@ -53,7 +60,7 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
         switch rule {
         case .accepted: "accepted"
         case .http: "http"
-        case .including(let statuses): "including(\(statuses.sorted()))"
+        case .including(let statuses): "including(\(statuses.map(\.code).sorted()))"
         }
     }
 }

@@ -1,5 +1,5 @@
 internal import CourierCore
-public import HTTPTypes
+internal import HTTPTypes
 
 /// Something a ``RequestCoordinator`` did, for metrics, tracing and tests.
 /// Events never carry credentials, bodies or query strings.
@@ -8,27 +8,6 @@ public struct CoordinatorEvent: Sendable {
     public var requestID: UInt64
     /// What happened.
     public var kind: Kind
-
-    /// What happened.
-    public enum Kind: Sendable {
-        /// A load began: method and URL without its query.
-        case started(method: HTTPRequest.Method, url: String)
-        /// Decorators ran (`count` of them).
-        case decorated(count: Int)
-        /// The load joined an identical one in flight instead of making its own transfer.
-        case coalesced
-        /// A transfer was repeated: `attempt` failed, the next starts after `delay`.
-        case retried(attempt: Int, delay: Duration, reason: String)
-        /// A decorator asked for the request to be sent once more.
-        case replayed
-        /// The load delivered a value: status, curl's timings and the time since it began.
-        case finished(status: Int, metrics: TransferMetrics, duration: Duration)
-        /// The load failed.
-        case failed(code: ServiceError.Code, status: Int?, duration: Duration)
-        /// The cache answered, missed, stored, revalidated or evicted. Evictions and store
-        /// failures belong to no load: their `requestID` is 0.
-        case cache(CacheEvent)
-    }
 }
 
 /// Fans events out to subscribers, each with its own bounded buffer (oldest dropped).

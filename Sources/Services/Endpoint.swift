@@ -1,3 +1,4 @@
+internal import CourierCore
 public import FoundationEssentials
 
 /// Where a resource lives: a base URL, a path appended to it, and query items.
@@ -95,7 +96,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
             fullPath += path.hasPrefix("/") ? path : "/" + path
         }
         if fullPath.isEmpty { fullPath = "/" }
-        var target = Self.encodePath(fullPath)
+        var target = PercentEncoding.encodePath(fullPath)
         if !queryItems.isEmpty { target += "?" + Self.query(queryItems) }
         return (scheme, authority, target)
     }
@@ -127,54 +128,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// `name=value&...` with names and values percent-encoded.
     static func query(_ items: [URLQueryItem]) -> String {
         items.map { item in
-            let name = percentEncode(item.name, keeping: unreserved)
+            let name = PercentEncoding.encodeQueryComponent(item.name)
             guard let value = item.value else { return name }
-            return name + "=" + percentEncode(value, keeping: unreserved)
+            return name + "=" + PercentEncoding.encodeQueryComponent(value)
         }.joined(separator: "&")
-    }
-
-    /// Encodes what cannot appear in a path; keeps `/`, existing `%XX` escapes and sub-delims.
-    static func encodePath(_ path: String) -> String {
-        percentEncode(path, keeping: { unreserved($0) || pathExtra($0) })
-    }
-
-    /// `/%!$&'()*+,;=:@`: allowed in a path besides the unreserved characters.
-    @inline(__always)
-    private static func pathExtra(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "/"), UInt8(ascii: "%"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
-            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-            UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
-            true
-        default: false
-        }
-    }
-
-    @inline(__always)
-    static func unreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default: false
-        }
-    }
-
-    static func percentEncode(_ text: String, keeping keep: (UInt8) -> Bool) -> String {
-        if text.utf8.allSatisfy(keep) { return text }  // the usual case: nothing to encode
-        let hex: StaticString = "0123456789ABCDEF"
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if keep(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0xF)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,5 +1,8 @@
 /// A JSON value that is `Sendable`, for bodies built as dictionaries rather than models:
 /// `.json(["name": "Ada", "tags": ["a", "b"], "age": 36])`.
+///
+/// Frozen: an enum on purpose, because JSON's kinds of value are closed (RFC 8259); no case
+/// will be added, so an exhaustive `switch` stays valid.
 public enum JSONValue: Sendable, Hashable, Codable {
     case null
     case bool(Bool)

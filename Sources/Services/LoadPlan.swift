@@ -45,6 +45,7 @@ struct LoadPlan: Sendable {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
         }
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+        if let planLogger = self.logger { options.logger = planLogger }  // the transport logs to the load's logger
         do {
             if let prepared {
                 request = prepared
@@ -81,6 +82,7 @@ struct LoadPlan: Sendable {
         let safe = request.method == .get || request.method == .head
         coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
         self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+        if let planLogger = self.logger { options.logger = planLogger }  // the transport logs to the load's logger
     }
 
     /// A responder bound to one resource.

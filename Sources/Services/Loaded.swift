@@ -31,18 +31,32 @@ public struct Loaded<Value: Sendable>: Sendable {
 }
 
 /// Where a loaded value came from.
-public enum ResponseSource: Sendable, Hashable {
+///
+/// A struct over a private enum, so that a new source (a new cache tier) never breaks a
+/// caller's exhaustive `switch`: compare with `==`, or switch with a `default`.
+public struct ResponseSource: Sendable, Hashable, CustomStringConvertible {
+    private enum Base: String, Sendable, Hashable {
+        case network, memory, disk, revalidated
+    }
+
+    private let base: Base
+
     /// A transfer over the network.
-    case network
+    public static let network = ResponseSource(base: .network)
     /// The memory tier of the cache, with no request made.
-    case memory
+    public static let memory = ResponseSource(base: .memory)
     /// The disk tier (or another store) of the cache, with no request made.
-    case disk
+    public static let disk = ResponseSource(base: .disk)
     /// The cache, after the server confirmed with a 304 that it is still current.
-    case revalidated
+    public static let revalidated = ResponseSource(base: .revalidated)
 
     /// Whether the value came from the cache (with or without a revalidation).
     public var isCache: Bool { self != .network }
+
+    /// The source's name (`network`, `memory`, `disk`, `revalidated`), usable as a log field.
+    public var description: String { base.rawValue }
+
+    private init(base: Base) { self.base = base }
 
     init(_ tier: CacheTier) { self = tier == .memory ? .memory : .disk }
 }

@@ -1,3 +1,4 @@
+internal import CourierCore
 public import FoundationEssentials
 
 extension RequestBody {
@@ -28,7 +29,7 @@ extension RequestBody {
 
     /// An `application/x-www-form-urlencoded` body from ordered pairs (names may repeat).
     public static func form(_ fields: [(String, String)]) -> RequestBody {
-        let text = fields.map { formEncode($0.0) + "=" + formEncode($0.1) }.joined(separator: "&")
+        let text = fields.map { PercentEncoding.encodeFormComponent($0.0) + "=" + PercentEncoding.encodeFormComponent($0.1) }.joined(separator: "&")
         return .string(text, contentType: "application/x-www-form-urlencoded")
     }
 
@@ -37,8 +38,4 @@ extension RequestBody {
         .segments(form.segments(), contentType: "multipart/form-data; boundary=\(form.boundary)")
     }
 
-    static func formEncode(_ text: String) -> String {
-        Endpoint.percentEncode(text, keeping: { Endpoint.unreserved($0) || $0 == UInt8(ascii: " ") })
-            .replacing(" ", with: "+")
-    }
 }

@@ -80,7 +80,7 @@ extension RequestCoordinator {
             }
             return value
         } catch let error as ServiceError
-            where error.code == .unacceptableStatus && plan.cacheableStatus.storesRejected(head.status.code)
+            where error.code == .unacceptableStatus && plan.cacheableStatus.storesRejected(head.status)
         {
             if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
                 let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime)

@@ -18,7 +18,7 @@ extension RequestCoordinator {
     public nonisolated func load<Value: Decodable & Sendable>(
         _ type: Value.Type, from url: String, cachePolicy: CachePolicy = .networkOnly,
         decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
-    ) async throws -> Loaded<Value> {
+    ) async throws(ServiceError) -> Loaded<Value> {
         let request = try HTTPRequest(method: .get, urlString: url)
         return try await load(type, from: request, cachePolicy: cachePolicy, decoder: decoder, logger: logger)
     }
@@ -37,7 +37,7 @@ extension RequestCoordinator {
     public nonisolated func load<Value: Decodable & Sendable>(
         _ type: Value.Type, from request: HTTPRequest, body: RequestBody? = nil,
         cachePolicy: CachePolicy = .networkOnly, decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
-    ) async throws -> Loaded<Value> {
+    ) async throws(ServiceError) -> Loaded<Value> {
         let resource = AdHocResource<Value>(request: request, body: body, cachePolicy: cachePolicy, decoder: decoder)
         let plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
         let id = plan.id

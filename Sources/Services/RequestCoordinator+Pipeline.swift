@@ -7,7 +7,7 @@ extension RequestCoordinator {
     nonisolated func run<T: Sendable>(
         _ plan: LoadPlan, intent: CacheIntent<T> = .load,
         finish: @escaping @Sendable (Execution) async throws -> T
-    ) async throws -> T {
+    ) async throws(ServiceError) -> T {
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
             "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
@@ -24,7 +24,7 @@ extension RequestCoordinator {
             // The clock is read only when someone listens.
             events.emit(
                 plan.id,
-                .finished(status: code, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
+                .finished(status: execution.response.head.status, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
             plan.logger?.debug(
                 "load finished",
                 metadata: ["courier.http.status": "\(code)", "courier.duration": "\(ContinuousClock.now - plan.started)",
@@ -34,7 +34,9 @@ extension RequestCoordinator {
             let error = ServiceError.wrapping(error)
             let duration = ContinuousClock.now - plan.started
             telemetry?.failed(error, status: error.status?.code ?? status, duration: duration)
-            events.emit(plan.id, .failed(code: error.code, status: error.status?.code ?? status, duration: duration))
+            events.emit(
+                plan.id,
+                .failed(code: error.code, status: error.status ?? status.map { HTTPResponse.Status(code: $0) }, duration: duration))
             // Debug, not info: the caller gets the error; a 404 is not an incident.
             plan.logger?.debug(
                 "load failed", metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])

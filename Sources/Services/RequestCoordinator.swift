@@ -60,7 +60,9 @@ public actor RequestCoordinator {
 
     /// Loads `resource` and returns the value with its response head, metrics and source.
     /// Throws `ServiceError` only.
-    public nonisolated func load<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> Loaded<R.Response> {
+    public nonisolated func load<R: Resource>(
+        _ resource: R, logger: Logger? = nil
+    ) async throws(ServiceError) -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
         let id = plan.id  // the closure keeps the id, not a copy of the whole plan
         return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
@@ -116,7 +118,7 @@ public actor RequestCoordinator {
     /// without declaring a resource. Any status is returned; only transfers that fail throw.
     public nonisolated func send(
         _ request: HTTPRequest, body: RequestBody? = nil, logger: Logger? = nil
-    ) async throws -> TransportResponse {
+    ) async throws(ServiceError) -> TransportResponse {
         let plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)
         return try await run(plan) { $0.response }
     }

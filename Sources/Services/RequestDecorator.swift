@@ -41,6 +41,9 @@ extension RequestDecorator {
 }
 
 /// What a decorated request came back with, before validation.
+///
+/// Frozen: an enum on purpose, because it is closed by nature (like `Result`): the server
+/// answered or it did not. No case will be added, so an exhaustive `switch` stays valid.
 public enum DecoratedOutcome: Sendable {
     /// The server answered (any status).
     case response(HTTPResponse)
@@ -55,11 +58,21 @@ public enum DecoratedOutcome: Sendable {
 }
 
 /// Whether a load proceeds with its outcome or is sent again.
-public enum ReplayDecision: Sendable, Hashable {
+///
+/// A struct over a private enum, so that a new decision (a replay after a delay, say) never
+/// breaks a caller's `switch`.
+public struct ReplayDecision: Sendable, Hashable, CustomStringConvertible {
+    private enum Base: String, Sendable, Hashable { case proceed, replay }
+    private let base: Base
+
     /// Keep the outcome.
-    case proceed
+    public static let proceed = ReplayDecision(base: .proceed)
     /// Decorate and send the request once more (ignored for a load already replayed).
-    case replay
+    public static let replay = ReplayDecision(base: .replay)
+
+    public var description: String { base.rawValue }
+
+    private init(base: Base) { self.base = base }
 }
 
 /// A decorator the coordinator also tells about every response the network gave, replays

@@ -32,23 +32,12 @@ extension CourierJSONDecoder: JSONBodyDecoder {}
 extension JSONDecoder: JSONBodyDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from body: Data, atKeyPath keyPath: [String]) throws -> T {
         guard !keyPath.isEmpty else { return try decode(T.self, from: body) }
-        // A copy, so that a decoder the resource shares is never mutated.
-        let scoped = JSONDecoder()
-        scoped.keyDecodingStrategy = keyDecodingStrategy
-        scoped.dateDecodingStrategy = dateDecodingStrategy
-        scoped.dataDecodingStrategy = dataDecodingStrategy
-        scoped.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
-        scoped.allowsJSON5 = allowsJSON5
-        scoped.userInfo = userInfo
-        scoped.userInfo[JSONDecoding.keyPathKey] = keyPath
-        return try scoped.decode(KeyPathPayload<T>.self, from: body).value
+        return try DecodingKeyPath.decode(T.self, at: keyPath) { try decode($0, from: body) }
     }
 }
 
 /// Describing decoding failures.
 enum JSONDecoding {
-    static let keyPathKey = CodingUserInfoKey(rawValue: "courier.decodingKeyPath")!
-
     /// `"data.items[3].name"` for a coding path.
     static func describe(_ path: [any CodingKey]) -> String {
         var text = ""
@@ -81,26 +70,5 @@ enum JSONDecoding {
         return ServiceError(
             .decodingFailed, "The response could not be decoded: \(detail).", response: response.head,
             bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
-    }
-}
-
-/// Decodes `T` below the key path in the decoder's `userInfo`, skipping the envelope.
-private struct KeyPathPayload<T: Decodable>: Decodable {
-    let value: T
-
-    struct Key: CodingKey {
-        let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: any Decoder) throws {
-        let path = decoder.userInfo[JSONDecoding.keyPathKey] as? [String] ?? []
-        var container = try decoder.container(keyedBy: Key.self)
-        for key in path.dropLast() {
-            container = try container.nestedContainer(keyedBy: Key.self, forKey: Key(stringValue: key))
-        }
-        value = try container.decode(T.self, forKey: Key(stringValue: path.last ?? ""))
     }
 }

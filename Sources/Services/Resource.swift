@@ -27,6 +27,10 @@ public protocol Resource: Sendable {
     /// How the cache is used (default `CachePolicy.networkOnly`).
     var cachePolicy: CachePolicy { get }
     /// Statuses that count as success (default `200..<300`); others are `unacceptableStatus`.
+    ///
+    /// A range of status codes, where every other status is an `HTTPResponse.Status`: that type
+    /// is not `Comparable`, so it makes no `Range`, and changing this requirement's type would
+    /// silently turn a conformer's `Range<Int>` into an unrelated property.
     var acceptableStatus: Range<Int> { get }
     /// Which responses with a status outside ``acceptableStatus`` the cache may still keep
     /// (default ``CacheableStatus/accepted``: none). A stored one fails again, from the cache.
@@ -47,8 +51,9 @@ public protocol Resource: Sendable {
     /// do not change the request.
     var sharesDecodedResponse: Bool { get }
 
-    /// Object keys leading to the payload in a JSON response, e.g. `["data", "items"]`, so the
-    /// envelope around it needs no model of its own (default: the whole document).
+    /// Keys leading to the payload, e.g. `["data", "items"]`: object keys in a JSON response,
+    /// element names in an XML one (`CourierXML`), so the envelope around it needs no model of
+    /// its own (default: the whole document).
     var decodingKeyPath: [String] { get }
     /// When the response type is optional (`User?`), whether a body that does not decode gives
     /// `nil` instead of a `decodingFailed` error (default `false`).

@@ -20,7 +20,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The fraction of each delay that is randomized (0 = none, 1 = anywhere in 0...delay).
     public var jitter: Double
     /// Response statuses that are retried.
-    public var retryableStatuses: Set<Int>
+    public var retryableStatuses: Set<HTTPResponse.Status>
     /// Whether a `Retry-After` header sets the delay.
     public var honorsRetryAfter: Bool
     /// A `Retry-After` longer than this ends the retries (the response is returned as is).
@@ -32,7 +32,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public init(
         maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200), multiplier: Double = 2,
         maximumDelay: Duration = .seconds(30), jitter: Double = 0.5,
-        retryableStatuses: Set<Int> = [408, 429, 502, 503, 504], honorsRetryAfter: Bool = true,
+        retryableStatuses: Set<HTTPResponse.Status> = [408, 429, 502, 503, 504], honorsRetryAfter: Bool = true,
         maximumRetryAfter: Duration = .seconds(120), retriesNonIdempotentRequests: Bool = false
     ) {
         self.maximumAttempts = max(1, maximumAttempts)
@@ -44,6 +44,23 @@ public struct RetryPolicy: Sendable, Hashable {
         self.honorsRetryAfter = honorsRetryAfter
         self.maximumRetryAfter = maximumRetryAfter
         self.retriesNonIdempotentRequests = retriesNonIdempotentRequests
+    }
+
+    /// Creates a policy from status codes.
+    @available(*, deprecated, message: "Pass the statuses as HTTPResponse.Status (integer literals still work).")
+    @_disfavoredOverload
+    public init(
+        maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200), multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(30), jitter: Double = 0.5, retryableStatuses: Set<Int>,
+        honorsRetryAfter: Bool = true, maximumRetryAfter: Duration = .seconds(120),
+        retriesNonIdempotentRequests: Bool = false
+    ) {
+        self.init(
+            maximumAttempts: maximumAttempts, initialDelay: initialDelay, multiplier: multiplier,
+            maximumDelay: maximumDelay, jitter: jitter,
+            retryableStatuses: Set(retryableStatuses.map { HTTPResponse.Status(code: $0) }),
+            honorsRetryAfter: honorsRetryAfter, maximumRetryAfter: maximumRetryAfter,
+            retriesNonIdempotentRequests: retriesNonIdempotentRequests)
     }
 
     /// Three attempts, 200 ms then 400 ms (each with up to 50% jitter), `Retry-After` honoured.
@@ -66,7 +83,7 @@ public struct RetryPolicy: Sendable, Hashable {
             guard error.code != .cancelled, error.code.isRetryableBeforeResponse else { return nil }
             return backoff(attempt: attempt, random: random())
         case .success(let response):
-            guard retryableStatuses.contains(response.head.status.code) else { return nil }
+            guard retryableStatuses.contains(response.head.status) else { return nil }
             if honorsRetryAfter, let value = response.head.headerFields[.retryAfter] {
                 guard let wait = Self.retryAfter(value, now: now()) else { return backoff(attempt: attempt, random: random()) }
                 return wait <= maximumRetryAfter ? wait : nil

@@ -148,30 +148,14 @@ struct HARURL: Equatable {
         query.split(separator: "&").map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return HAR.NameValue(
-                name: String(parts[0]).removingPercentEncoding ?? String(parts[0]),
-                value: parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : "")
+                name: PercentEncoding.decode(parts[0]),
+                value: parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
         }
     }
 
     /// The URL with `items` (already redacted), percent-encoded to RFC 3986's unreserved set.
     func redacted(query items: [HAR.NameValue]) -> String {
         guard !items.isEmpty else { return base }
-        return base + "?" + items.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
-    }
-
-    static func encode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let digits = Array("0123456789ABCDEF".unicodeScalars)
-                out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
-            }
-        }
-        return out
+        return base + "?" + items.map { "\(PercentEncoding.encodeQueryComponent($0.name))=\(PercentEncoding.encodeQueryComponent($0.value))" }.joined(separator: "&")
     }
 }

@@ -11,11 +11,23 @@ internal import Foundation
 /// ```
 public final class HARReplayTransport: HTTPTransport {
     /// What to do with a request the recording does not hold.
-    public enum Unmatched: Sendable {
+    ///
+    /// A struct over a private enum, so that a new choice (record it, say) never breaks a
+    /// caller's `switch`.
+    public struct Unmatched: Sendable {
+        enum Base: Sendable {
+            case fail
+            case passThrough(any HTTPTransport)
+        }
+
+        let base: Base
+
         /// Fail with `mockMissing`, naming the request (the default).
-        case fail
+        public static let fail = Unmatched(base: .fail)
         /// Send it through `transport`.
-        case passThrough(any HTTPTransport)
+        public static func passThrough(_ transport: any HTTPTransport) -> Unmatched {
+            Unmatched(base: .passThrough(transport))
+        }
     }
 
     private struct Recording {
@@ -91,7 +103,7 @@ public final class HARReplayTransport: HTTPTransport {
                 && (recording.body ?? Data()) == (bytes ?? Data())
         }
         guard !candidates.isEmpty else {
-            switch unmatched {
+            switch unmatched.base {
             case .fail:
                 throw ServiceError(
                     .mockMissing,

@@ -19,22 +19,22 @@ public import HTTPTypes
 /// {"title": "No such user"}
 /// ```
 public struct MockResponse: Sendable, Equatable {
-    /// The status code.
-    public var status: Int
+    /// The status.
+    public var status: HTTPResponse.Status
     /// The header fields.
     public var headerFields: HTTPFields
     /// The body.
     public var body: Data
 
     /// A response with `status`, fields and body.
-    public init(status: Int = 200, headerFields: HTTPFields = [:], body: Data = Data()) {
+    public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], body: Data = Data()) {
         self.status = status
         self.headerFields = headerFields
         self.body = body
     }
 
     /// A JSON response.
-    public static func json(_ text: String, status: Int = 200) -> MockResponse {
+    public static func json(_ text: String, status: HTTPResponse.Status = .ok) -> MockResponse {
         MockResponse(status: status, headerFields: [.contentType: "application/json"], body: Data(text.utf8))
     }
 
@@ -55,7 +55,7 @@ public struct MockResponse: Sendable, Equatable {
     }
 
     var transportResponse: TransportResponse {
-        TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headerFields), body: body)
+        TransportResponse(head: HTTPResponse(status: status, headerFields: headerFields), body: body)
     }
 
     private static func parseWholeResponse(_ bytes: [UInt8], source: String) throws(ServiceError) -> MockResponse {
@@ -98,7 +98,7 @@ public struct MockResponse: Sendable, Equatable {
             }
             fields.append(HTTPField(name: name, value: String(line[line.index(after: colon)...]).trimmingSpaces))
         }
-        return MockResponse(status: status, headerFields: fields, body: Data(bytes[min(bodyStart, bytes.count)...]))
+        return MockResponse(status: HTTPResponse.Status(code: status), headerFields: fields, body: Data(bytes[min(bodyStart, bytes.count)...]))
     }
 }
 

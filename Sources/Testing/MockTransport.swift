@@ -20,18 +20,25 @@ public final class MockTransport: HTTPTransport {
     public struct Reply: Sendable {
         enum Outcome: Sendable {
             case response(TransportResponse)
-            case file(path: String, status: Int, headers: HTTPFields)
+            case file(path: String, status: HTTPResponse.Status, headers: HTTPFields)
             case failure(ServiceError)
         }
         let outcome: Outcome
 
         /// A response with `status`, header fields and body.
+        public static func status(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data()) -> Reply {
+            Reply(outcome: .response(TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: body)))
+        }
+
+        /// A response with the status code `status`.
+        @available(*, deprecated, message: "Pass an HTTPResponse.Status (integer literals still work).")
+        @_disfavoredOverload
         public static func status(_ status: Int, headers: HTTPFields = [:], body: Data = Data()) -> Reply {
-            Reply(outcome: .response(TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headers), body: body)))
+            .status(HTTPResponse.Status(code: status), headers: headers, body: body)
         }
 
         /// A JSON response (`Content-Type: application/json`).
-        public static func json(_ text: String, status: Int = 200, headers: HTTPFields = [:]) -> Reply {
+        public static func json(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Reply {
             var fields = headers
             fields[.contentType] = "application/json"
             return .status(status, headers: fields, body: Data(text.utf8))
@@ -40,7 +47,7 @@ public final class MockTransport: HTTPTransport {
         /// `value` encoded as JSON with `encoder`. A value that cannot be encoded answers with
         /// an `encodingFailed` failure, so the test sees why.
         public static func json(
-            encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder(), status: Int = 200,
+            encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder(), status: HTTPResponse.Status = .ok,
             headers: HTTPFields = [:]
         ) -> Reply {
             do {
@@ -55,7 +62,7 @@ public final class MockTransport: HTTPTransport {
         /// The contents of the file at `path`, read when the request arrives (a missing file is
         /// a `fileAccess` failure naming it).
         public static func file(
-            atPath path: String, status: Int = 200, contentType: String = "application/json", headers: HTTPFields = [:]
+            atPath path: String, status: HTTPResponse.Status = .ok, contentType: String = "application/json", headers: HTTPFields = [:]
         ) -> Reply {
             var fields = headers
             fields[.contentType] = contentType
@@ -276,7 +283,7 @@ public final class MockTransport: HTTPTransport {
             guard let data = FileManager.default.contents(atPath: filePath) else {
                 throw ServiceError(.fileAccess, "MockTransport could not read \(filePath) for \(request.method) \(path).")
             }
-            return TransportResponse(head: HTTPResponse(status: .init(code: status), headerFields: headers), body: data)
+            return TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: data)
         case .failure(let error):
             throw error
         }
@@ -289,28 +296,10 @@ public final class MockTransport: HTTPTransport {
         var query: [String: String] = [:]
         for item in target[target.index(after: mark)...].split(separator: "&") {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = percentDecoded(parts[0])
-            if query[name] == nil { query[name] = parts.count > 1 ? percentDecoded(parts[1]) : "" }
+            let name = PercentEncoding.decode(parts[0])
+            if query[name] == nil { query[name] = parts.count > 1 ? PercentEncoding.decode(parts[1]) : "" }
         }
         return (String(target[..<mark]), query)
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String {
-        let input = Array(text.utf8)
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < input.count {
-            if input[index] == UInt8(ascii: "%"), index + 2 < input.count,
-                let value = UInt8(String(decoding: input[(index + 1)...(index + 2)], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index += 3
-            } else {
-                bytes.append(input[index])
-                index += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Waits while responses are held; cancellation ends the wait with `cancelled`.

@@ -173,11 +173,31 @@ public final class CurlTransport: HTTPTransport {
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
     ) async throws -> (HopResult, Int) {
         try RequestValidation.validate(request)
+        // The request's logger when the caller gave one (its metadata carries the request id).
+        let logger = options.logger ?? backgroundLogger
         var hop = RedirectHop(request: request, body: body)
         var redirects = 0
         while true {
             let prepared = PreparedRequest(hop.request, body: hop.body, options: options)
-            let result = try await perform(prepared, streamed: streamed)
+            let result: HopResult
+            do {
+                result = try await perform(prepared, streamed: streamed)
+            } catch let error as ServiceError {
+                if let logger, logger.logLevel <= .debug {
+                    logger.debug(
+                        "courier transfer failed",
+                        metadata: ["courier.error.code": "\(error.code)", "courier.redirect.count": "\(redirects)"])
+                }
+                throw error
+            }
+            if let logger, logger.logLevel <= .trace {
+                logger.trace(
+                    "courier transfer hop finished",
+                    metadata: [
+                        "courier.response.status": "\(result.head.status.code)",
+                        "courier.redirect.count": "\(redirects)",
+                    ])
+            }
             guard let target = result.redirectURL else { return (result, redirects) }
             redirects += 1
             if redirects > options.redirects.maximumRedirects {
@@ -187,7 +207,9 @@ public final class CurlTransport: HTTPTransport {
             }
             hop = try hop.following(
                 status: result.head.status.code, to: target, policy: options.redirects, response: result.head)
-            backgroundLogger?.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
+            if let logger, logger.logLevel <= .trace {
+                logger.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
+            }
         }
     }
 

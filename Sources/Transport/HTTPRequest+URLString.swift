@@ -1,3 +1,4 @@
+internal import CourierCore
 public import HTTPTypes
 
 extension HTTPRequest {
@@ -23,7 +24,7 @@ extension HTTPRequest {
     static func parse(_ text: String) throws(ServiceError) -> (scheme: String, authority: String, path: String) {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { throw ServiceError(.invalidRequest, "The URL is empty.") }
-        if let bad = bytes.firstIndex(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+        if let bad = bytes.firstIndex(where: PercentEncoding.mustBeEncodedInTarget) {
             let what =
                 switch bytes[bad] {
                 case 0x20: "a space"

@@ -8,15 +8,17 @@ public import XMLCoder
 /// struct Headlines: XMLResource {
 ///     typealias Response = [FeedItem]
 ///     var endpoint: Endpoint { Endpoint("https://example.com", path: "/feed.xml") }
-///     var xmlKeyPath: [String] { ["channel", "item"] }    // <rss><channel><item>...
+///     var decodingKeyPath: [String] { ["channel", "item"] }    // <rss><channel><item>...
 /// }
 /// ```
 ///
-/// The root element is the document itself (as XMLCoder decodes it); ``xmlKeyPath`` names the
-/// child elements leading to the part to decode, and repeated elements decode as arrays.
+/// The root element is the document itself (as XMLCoder decodes it);
+/// ``Resource/decodingKeyPath`` names the child elements leading to the part to decode (the
+/// same mechanism as JSON's), and repeated elements decode as arrays.
 /// Failures are `decodingFailed` errors naming the coding path, like JSON's.
 public protocol XMLResource: Resource where Response: Decodable {
-    /// Element names from the root to the part to decode (default: the whole document).
+    /// Superseded by ``Resource/decodingKeyPath``, the key path JSON and XML share; used only
+    /// when that one is empty, so conformances written before it keep working (default: none).
     var xmlKeyPath: [String] { get }
     /// The decoder (default: a plain `XMLDecoder`). Build a new one here rather than sharing a
     /// mutable instance between tasks.
@@ -27,39 +29,11 @@ extension XMLResource {
     public var xmlKeyPath: [String] { [] }
     public var xmlDecoder: XMLDecoder { XMLDecoder() }
 
-    /// Decodes the body as XML, below ``xmlKeyPath``.
+    /// Decodes the body as XML, below ``Resource/decodingKeyPath``.
     public func decode(_ body: Data, response: HTTPResponse) throws -> Response {
         let decoder = xmlDecoder
-        let path = xmlKeyPath
+        let path = decodingKeyPath.isEmpty ? xmlKeyPath : decodingKeyPath
         guard !path.isEmpty else { return try decoder.decode(Response.self, from: body) }
-        return try XMLKeyPath.$current.withValue(path) {
-            try decoder.decode(XMLKeyPath.Payload<Response>.self, from: body).value
-        }
-    }
-}
-
-/// Key-path selection for XML: the path travels in a task-local, so a decoder the resource
-/// shares is never mutated.
-enum XMLKeyPath {
-    @TaskLocal static var current: [String] = []
-
-    struct Key: CodingKey {
-        let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    struct Payload<T: Decodable>: Decodable {
-        let value: T
-
-        init(from decoder: any Decoder) throws {
-            let path = XMLKeyPath.current
-            var container = try decoder.container(keyedBy: Key.self)
-            for key in path.dropLast() {
-                container = try container.nestedContainer(keyedBy: Key.self, forKey: Key(stringValue: key))
-            }
-            value = try container.decode(T.self, forKey: Key(stringValue: path.last ?? ""))
-        }
+        return try DecodingKeyPath.decode(Response.self, at: path) { try decoder.decode($0, from: body) }
     }
 }

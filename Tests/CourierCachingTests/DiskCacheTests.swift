@@ -119,7 +119,7 @@ struct DiskCacheTests {
             #expect(try await cache.entry(for: CacheKey("k1")) == nil)
             #expect(try await cache.entry(for: CacheKey("k2")) == nil)
             #expect(try await cache.entry(for: CacheKey("k11")) != nil)
-            #expect(events.events.contains { if case .evicted(.disk, let count, _) = $0 { count >= 1 } else { false } })
+            #expect(events.events.contains { $0.name == .evicted && $0.tier == .disk && ($0.count ?? 0) >= 1 })
         }
     }
 

@@ -54,7 +54,7 @@ struct TieredCacheTests {
         let kept = await cache.store(sampleResponse("x"), for: CacheKey("d"), in: .all)
         #expect(kept == .memory)
         #expect(await cache.lookup(CacheKey("nothing")) == nil)
-        #expect(log.events.filter { if case .storeFailed = $0 { true } else { false } }.count == 2)
+        #expect(log.events.filter { $0.name == .storeFailed }.count == 2)
     }
 }
 

@@ -98,7 +98,7 @@ struct CoordinatorServiceTests {
                 _ = try await coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/json"))
                 try? await Task.sleep(for: .milliseconds(10))
             } catch {
-                return error as? ServiceError
+                return error
             }
         }
     }

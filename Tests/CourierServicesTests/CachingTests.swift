@@ -312,7 +312,7 @@ struct CachingTests {
             // The refresh is a load of its own: wait for it to store version 2.
             var stores = 0
             for await event in events {
-                if case .cache(.stored) = event.kind { stores += 1 }
+                if event.kind.cacheEvent?.name == .stored { stores += 1 }
                 if stores == 2 { break }
             }
             let refreshed = try await resource.loadResponse(using: coordinator)
@@ -426,13 +426,13 @@ struct CachingTests {
             await coordinator.shutdown()
             var kinds: [String] = []
             for await event in stream {
-                guard case .cache(let cache) = event.kind else { continue }
-                switch cache {
-                case .hit(let tier, let key): kinds.append("hit \(tier) \(key.hasSuffix("/cache"))")
+                guard let cache = event.kind.cacheEvent else { continue }
+                switch cache.name {
+                case .hit: kinds.append("hit \(cache.tier!) \(cache.key!.hasSuffix("/cache"))")
                 case .miss: kinds.append("miss")
-                case .stored(let tier, _, _): kinds.append("stored \(tier)")
-                case .revalidated(_, let notModified): kinds.append("revalidated \(notModified)")
-                case .evicted(let tier, let count, _): kinds.append("evicted \(tier) \(count)")
+                case .stored: kinds.append("stored \(cache.tier!)")
+                case .revalidated: kinds.append("revalidated \(cache.notModified!)")
+                case .evicted: kinds.append("evicted \(cache.tier!) \(cache.count!)")
                 default: kinds.append("\(cache)")
                 }
             }

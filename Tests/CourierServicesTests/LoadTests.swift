@@ -250,7 +250,7 @@ struct LoadTests {
         _ = await serviceError { _ = try await Text<Item>(base: "http://mock.test", path: "/busy").load(using: coordinator) }
         await coordinator.shutdown()
         var kinds: [String] = []
-        for await event in first { kinds.append("\(event.kind)".prefix { $0 != "(" }.description) }
+        for await event in first { kinds.append(event.kind.name.description) }
         var count = 0
         for await _ in second { count += 1 }
         #expect(kinds.filter { $0 == "started" }.count == 3)

@@ -34,7 +34,7 @@ struct OneOffLoadTests {
             var seen: [String] = []
             for await event in events {
                 seen.append("\(event.kind)")
-                if case .finished = event.kind { break }
+                if event.kind.name == .finished { break }
             }
             #expect(seen.first?.hasPrefix("started") == true)
             #expect(seen.contains { $0.hasPrefix("decorated") })

@@ -43,9 +43,18 @@ struct Headlines: XMLResource {
     typealias Response = [FeedItem]
     var base: String
     var endpoint: Endpoint { Endpoint(base, path: "/rss") }
-    var xmlKeyPath: [String] { ["channel", "item"] }
+    var decodingKeyPath: [String] { ["channel", "item"] }
 }
 
+/// A key path naming an element the feed does not have.
+struct MissingElement: XMLResource {
+    typealias Response = FeedItem  // an array would decode empty: XMLCoder reads a missing list as none
+    var base: String
+    var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+    var decodingKeyPath: [String] { ["channel", "entry"] }
+}
+
+/// Written before `decodingKeyPath` was shared: `xmlKeyPath` still applies.
 struct WrongShape: XMLResource {
     struct Strict: Decodable, Sendable { var title: String; var rating: Int }
     typealias Response = [Strict]
@@ -74,6 +83,9 @@ struct XMLResourceTests {
         let error = await #expect(throws: ServiceError.self) { try await WrongShape(base: server.baseURL).load(using: coordinator) }
         #expect(error?.code == .decodingFailed)
         #expect(error?.message.contains("rating") == true)
+        let missing = await #expect(throws: ServiceError.self) { try await MissingElement(base: server.baseURL).load(using: coordinator) }
+        #expect(missing?.code == .decodingFailed)
+        #expect(missing?.message.contains("missing key 'entry'") == true)
         await transport.shutdown()
         await server.stop()
     }

@@ -10,7 +10,7 @@
 // Invariants beyond "no crash": delta-seconds are within 0...2^31; lifetime and age are finite
 // and not negative; `.fresh` only for a fresh entry; storable implies may-store; an entry
 // stored with a request's variant matches that request unless it varies on `*`.
-import CourierCaching
+@testable import CourierCaching
 import FoundationEssentials
 import FuzzSupport
 import HTTPTypes

@@ -3,7 +3,7 @@
 // Invariants beyond "no crash": a parsed date formats as an IMF-fixdate that parses back to
 // the same instant, and formatting again gives the same text; the first eight bytes, read as a
 // time offset, format to a date that parses back to the same whole second.
-import CourierCaching
+@testable import CourierCaching
 import FoundationEssentials
 import FuzzSupport
 

@@ -1,0 +1,120 @@
+/// Something the cache did, reported on the coordinator's event stream. Keys are reported
+/// without query or credentials (``CacheKey/description``).
+///
+/// A struct over a private enum rather than an enum, so that a new event never breaks a
+/// caller's exhaustive `switch`. Switch on ``name`` (with a `default`) and read the fields
+/// that event has; the others are `nil`:
+///
+/// ```swift
+/// switch event.name {
+/// case .hit: print("hit in \(event.tier!)")
+/// case .stored: print("stored \(event.bytes!) bytes")
+/// default: break
+/// }
+/// ```
+public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
+    package enum Base: Sendable, Hashable {
+        case hit(CacheTier, key: String)
+        case miss(key: String)
+        case stored(CacheTier, key: String, bytes: Int)
+        case revalidated(key: String, notModified: Bool)
+        case servedAfterError(CacheTier, key: String)
+        case evicted(CacheTier, count: Int, bytes: Int)
+        case invalidated(key: String)
+        case storeFailed(CacheTier, reason: String)
+    }
+
+    /// The event, as a value to switch on (inside the package).
+    package let base: Base
+
+    package init(_ base: Base) { self.base = base }
+
+    /// A stored response answered a load.
+    public static func hit(_ tier: CacheTier, key: String) -> CacheEvent { CacheEvent(.hit(tier, key: key)) }
+    /// Nothing usable was stored.
+    public static func miss(key: String) -> CacheEvent { CacheEvent(.miss(key: key)) }
+    /// A response was stored in `tier` (`bytes` is its cost).
+    public static func stored(_ tier: CacheTier, key: String, bytes: Int) -> CacheEvent {
+        CacheEvent(.stored(tier, key: key, bytes: bytes))
+    }
+    /// A conditional request revalidated a stored response; `notModified` when the server said 304.
+    public static func revalidated(key: String, notModified: Bool) -> CacheEvent {
+        CacheEvent(.revalidated(key: key, notModified: notModified))
+    }
+    /// A stored response answered because the network failed (offline fallback, `stale-if-error`).
+    public static func servedAfterError(_ tier: CacheTier, key: String) -> CacheEvent {
+        CacheEvent(.servedAfterError(tier, key: key))
+    }
+    /// Entries left `tier` to stay within its limits.
+    public static func evicted(_ tier: CacheTier, count: Int, bytes: Int) -> CacheEvent {
+        CacheEvent(.evicted(tier, count: count, bytes: bytes))
+    }
+    /// An entry was removed: an unsafe method succeeded on its URL, or it could not be decoded.
+    public static func invalidated(key: String) -> CacheEvent { CacheEvent(.invalidated(key: key)) }
+    /// A store failed; the load went on without it.
+    public static func storeFailed(_ tier: CacheTier, reason: String) -> CacheEvent {
+        CacheEvent(.storeFailed(tier, reason: reason))
+    }
+
+    /// Which event this is.
+    public var name: Name {
+        switch base {
+        case .hit: .hit
+        case .miss: .miss
+        case .stored: .stored
+        case .revalidated: .revalidated
+        case .servedAfterError: .servedAfterError
+        case .evicted: .evicted
+        case .invalidated: .invalidated
+        case .storeFailed: .storeFailed
+        }
+    }
+
+    /// The tier involved (`hit`, `stored`, `servedAfterError`, `evicted`, `storeFailed`).
+    public var tier: CacheTier? {
+        switch base {
+        case .hit(let tier, _), .stored(let tier, _, _), .servedAfterError(let tier, _), .evicted(let tier, _, _),
+            .storeFailed(let tier, _):
+            tier
+        case .miss, .revalidated, .invalidated: nil
+        }
+    }
+
+    /// The entry's key, without query or credentials (all but `evicted` and `storeFailed`).
+    public var key: String? {
+        switch base {
+        case .hit(_, let key), .miss(let key), .stored(_, let key, _), .revalidated(let key, _),
+            .servedAfterError(_, let key), .invalidated(let key):
+            key
+        case .evicted, .storeFailed: nil
+        }
+    }
+
+    /// Bytes stored (`stored`) or removed (`evicted`).
+    public var bytes: Int? {
+        switch base {
+        case .stored(_, _, let bytes), .evicted(_, _, let bytes): bytes
+        default: nil
+        }
+    }
+
+    /// Entries removed (`evicted`).
+    public var count: Int? {
+        if case .evicted(_, let count, _) = base { return count }
+        return nil
+    }
+
+    /// Whether the server answered 304 (`revalidated`).
+    public var notModified: Bool? {
+        if case .revalidated(_, let notModified) = base { return notModified }
+        return nil
+    }
+
+    /// Why the store failed (`storeFailed`).
+    public var reason: String? {
+        if case .storeFailed(_, let reason) = base { return reason }
+        return nil
+    }
+
+    public var description: String { "\(base)" }
+}

@@ -1,0 +1,101 @@
+internal import CourierCore
+public import HTTPTypes
+
+extension CoordinatorEvent.Kind {
+    /// Which kind of event happened, without its fields: a value to switch on (with a
+    /// `default`) or use as a metric label. New names may be added.
+    public struct Name: Sendable, Hashable, CustomStringConvertible {
+        /// The name, as written in this type's static members.
+        public let description: String
+
+        private init(_ description: String) { self.description = description }
+
+        /// ``CoordinatorEvent/Kind/started(method:url:)``.
+        public static let started = Name("started")
+        /// ``CoordinatorEvent/Kind/decorated(count:)``.
+        public static let decorated = Name("decorated")
+        /// ``CoordinatorEvent/Kind/coalesced``.
+        public static let coalesced = Name("coalesced")
+        /// ``CoordinatorEvent/Kind/retried(attempt:delay:reason:)``.
+        public static let retried = Name("retried")
+        /// ``CoordinatorEvent/Kind/replayed``.
+        public static let replayed = Name("replayed")
+        /// ``CoordinatorEvent/Kind/finished(status:metrics:duration:)``.
+        public static let finished = Name("finished")
+        /// ``CoordinatorEvent/Kind/failed(code:status:duration:)``.
+        public static let failed = Name("failed")
+        /// ``CoordinatorEvent/Kind/cache(_:)``.
+        public static let cache = Name("cache")
+    }
+
+    /// The method (`started`).
+    public var method: HTTPRequest.Method? {
+        if case .started(let method, _) = base { return method }
+        return nil
+    }
+
+    /// The URL without its query (`started`).
+    public var url: String? {
+        if case .started(_, let url) = base { return url }
+        return nil
+    }
+
+    /// How many decorators ran (`decorated`).
+    public var decoratorCount: Int? {
+        if case .decorated(let count) = base { return count }
+        return nil
+    }
+
+    /// The attempt that failed (`retried`).
+    public var attempt: Int? {
+        if case .retried(let attempt, _, _) = base { return attempt }
+        return nil
+    }
+
+    /// The wait before the next attempt (`retried`).
+    public var delay: Duration? {
+        if case .retried(_, let delay, _) = base { return delay }
+        return nil
+    }
+
+    /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`).
+    public var reason: String? {
+        if case .retried(_, _, let reason) = base { return reason }
+        return nil
+    }
+
+    /// The response's status (`finished`; `failed` when a response came).
+    public var status: HTTPResponse.Status? {
+        switch base {
+        case .finished(let status, _, _): status
+        case .failed(_, let status, _): status
+        default: nil
+        }
+    }
+
+    /// curl's timings and sizes (`finished`).
+    public var metrics: TransferMetrics? {
+        if case .finished(_, let metrics, _) = base { return metrics }
+        return nil
+    }
+
+    /// The time since the load began (`finished`, `failed`).
+    public var duration: Duration? {
+        switch base {
+        case .finished(_, _, let duration), .failed(_, _, let duration): duration
+        default: nil
+        }
+    }
+
+    /// The error's code (`failed`).
+    public var errorCode: ServiceError.Code? {
+        if case .failed(let code, _, _) = base { return code }
+        return nil
+    }
+
+    /// What the cache did (`cache`).
+    public var cacheEvent: CacheEvent? {
+        if case .cache(let event) = base { return event }
+        return nil
+    }
+}

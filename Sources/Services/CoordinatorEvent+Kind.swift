@@ -1,0 +1,75 @@
+internal import CourierCore
+public import HTTPTypes
+
+extension CoordinatorEvent {
+    /// What happened.
+    ///
+    /// A struct over a private enum rather than an enum, so that a new kind of event never
+    /// breaks a caller's exhaustive `switch`. Switch on ``name`` (with a `default`) and read the
+    /// fields that kind has; the others are `nil`:
+    ///
+    /// ```swift
+    /// for await event in coordinator.events() where event.kind.name == .finished {
+    ///     print(event.kind.status!, event.kind.duration!)
+    /// }
+    /// ```
+    public struct Kind: Sendable, CustomStringConvertible {
+        package enum Base: Sendable {
+            case started(method: HTTPRequest.Method, url: String)
+            case decorated(count: Int)
+            case coalesced
+            case retried(attempt: Int, delay: Duration, reason: String)
+            case replayed
+            case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
+            case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
+            case cache(CacheEvent)
+        }
+
+        /// The event, as a value to switch on (inside the package).
+        package let base: Base
+
+        package init(_ base: Base) { self.base = base }
+
+        /// A load began: method and URL without its query.
+        public static func started(method: HTTPRequest.Method, url: String) -> Kind {
+            Kind(.started(method: method, url: url))
+        }
+        /// Decorators ran (`count` of them).
+        public static func decorated(count: Int) -> Kind { Kind(.decorated(count: count)) }
+        /// The load joined an identical one in flight instead of making its own transfer.
+        public static let coalesced = Kind(.coalesced)
+        /// A transfer was repeated: `attempt` failed, the next starts after `delay`.
+        public static func retried(attempt: Int, delay: Duration, reason: String) -> Kind {
+            Kind(.retried(attempt: attempt, delay: delay, reason: reason))
+        }
+        /// A decorator asked for the request to be sent once more.
+        public static let replayed = Kind(.replayed)
+        /// The load delivered a value: status, curl's timings and the time since it began.
+        public static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind {
+            Kind(.finished(status: status, metrics: metrics, duration: duration))
+        }
+        /// The load failed.
+        public static func failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration) -> Kind {
+            Kind(.failed(code: code, status: status, duration: duration))
+        }
+        /// The cache answered, missed, stored, revalidated or evicted. Evictions and store
+        /// failures belong to no load: their `requestID` is 0.
+        public static func cache(_ event: CacheEvent) -> Kind { Kind(.cache(event)) }
+
+        /// Which kind of event this is.
+        public var name: Name {
+            switch base {
+            case .started: .started
+            case .decorated: .decorated
+            case .coalesced: .coalesced
+            case .retried: .retried
+            case .replayed: .replayed
+            case .finished: .finished
+            case .failed: .failed
+            case .cache: .cache
+            }
+        }
+
+        public var description: String { "\(base)" }
+    }
+}
