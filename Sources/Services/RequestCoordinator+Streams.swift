@@ -37,6 +37,7 @@ extension RequestCoordinator {
         }
         guard await openStream(id, lease: lease) else {
             lease.end()
+            body.discard()
             throw ServiceError(.shutDown, "The coordinator shut down before the body could be read.")
         }
         return StreamedLoad(
@@ -47,7 +48,7 @@ extension RequestCoordinator {
     /// Counts an open body (shutdown waits for it); false once shut down.
     private func openStream(_ id: UInt64, lease: StreamLease) -> Bool {
         guard !isShutDown else { return false }
-        openStreams[id] = lease
+        openStreams[id] = { [weak lease] in lease?.shutDown() }
         activeTransfers += 1
         return true
     }
@@ -61,9 +62,9 @@ extension RequestCoordinator {
     /// Fails every open body with `shutDown`; shutdown no longer waits for them (their readers
     /// may be the very tasks waiting for the shutdown).
     func cancelOpenStreams() {
-        let leases = openStreams.values
+        let stops = openStreams.values
         openStreams = [:]
-        activeTransfers -= leases.count
-        for lease in leases { lease.shutDown() }
+        activeTransfers -= stops.count
+        for stop in stops { stop() }
     }
 }

@@ -28,8 +28,9 @@ public actor RequestCoordinator {
     /// Background work (revalidations) whose task has not ended yet.
     var activeTransfers = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Streamed bodies still being read (``stream(_:logger:)``), by load id.
-    var openStreams: [UInt64: StreamLease] = [:]
+    /// Streamed bodies still being read (``stream(_:logger:)``), by load id: how to stop each.
+    /// Weak: a body nobody holds any more ends by itself.
+    var openStreams: [UInt64: @Sendable () -> Void] = [:]
 
     /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
     /// level (failures too: the caller gets them as errors) with `courier.request.id` metadata;

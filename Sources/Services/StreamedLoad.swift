@@ -85,7 +85,13 @@ final class StreamLease: Sendable {
         self.onEnd = onEnd
     }
 
-    deinit { end() }
+    /// Nobody holds the body any more: stop it if it was never read to its end.
+    deinit {
+        if !state.withLock({ $0.ended }) {
+            body.cancel()
+            onEnd()
+        }
+    }
 
     /// Whether shutdown cancelled the body.
     var wasShutDown: Bool { state.withLock { $0.shutDown } }
@@ -96,13 +102,13 @@ final class StreamLease: Sendable {
         body.cancel()
     }
 
+    /// The reader is done with the body (read to its end, failed, or its iterator dropped,
+    /// which stops the transfer by itself).
     func end() {
         let first = state.withLock { state in
             defer { state.ended = true }
             return !state.ended
         }
-        guard first else { return }
-        body.cancel()
-        onEnd()
+        if first { onEnd() }
     }
 }

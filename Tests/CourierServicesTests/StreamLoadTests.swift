@@ -79,6 +79,24 @@ struct StreamLoadTests {
         }
     }
 
+    @Test("a reader that stops early, or never reads, lets its stream go: drain does not wait for it")
+    func readerThatStopsEarly() async throws {
+        try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
+            let held = TransferResource(server, "/transfers/held", ["name": "stream-early"])
+            let streamed = try await coordinator.stream(held)
+            for try await chunk in streamed.body {
+                #expect(!chunk.isEmpty)
+                break
+            }
+            _ = try await coordinator.stream(TransferResource(server, "/transfers/held", ["name": "stream-unread"]))
+            await coordinator.shutdown()
+            let refused = await serviceError { _ = try await coordinator.stream(held) }
+            #expect(refused?.code == .shutDown)
+            server.openGate("stream-early")
+            server.openGate("stream-unread")
+        }
+    }
+
     @Test("an upload from a file reports its bytes sent, moving forward, up to the file's size")
     func uploadProgress() async throws {
         let directory = try TransferDirectory()
