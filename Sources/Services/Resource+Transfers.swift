@@ -11,7 +11,9 @@ extension Resource {
 
     /// Loads this resource with its upload (and download) progress; see
     /// ``RequestCoordinator/upload(_:logger:)``.
-    public func upload(using coordinator: RequestCoordinator = .current, logger: Logger? = nil) -> TransferHandle<Loaded<Response>> {
+    public func upload(
+        using coordinator: RequestCoordinator = .current, logger: Logger? = nil
+    ) -> TransferHandle<Loaded<Response>> {
         coordinator.upload(self, logger: logger)
     }
 }

@@ -53,9 +53,9 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The delay before attempt `attempt + 1`, or `nil` when `outcome` must not be retried.
     /// With `resumesCutBodies` (a download, which resumes or restarts safely), a body cut short
-    /// (`truncatedBody`) is retried too. `now` dates an HTTP-date `Retry-After`; `random` is a value in `0..<1`. Neither is
-    /// evaluated unless the outcome is retried (reading the clock and the system's random
-    /// source on every successful load costs a syscall).
+    /// (`truncatedBody`) is retried too. `now` dates an HTTP-date `Retry-After`; `random` is a
+    /// value in `0..<1`. Neither is evaluated unless the outcome is retried (reading the clock
+    /// and the system's random source on every successful load costs a syscall).
     func delay(
         after outcome: Result<TransportResponse, ServiceError>, of request: HTTPRequest, attempt: Int,
         resumesCutBodies: Bool = false, now: @autoclosure () -> Date, random: @autoclosure () -> Double

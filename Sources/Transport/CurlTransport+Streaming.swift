@@ -10,6 +10,8 @@ extension CurlTransport {
         let streamed = try await stream(request, body: body, options: options)
         var metrics = TransferMetrics()
         metrics.redirectCount = streamed.redirectCount
-        return StreamingTransportResponse(head: streamed.head, metrics: metrics, body: TransportBody(streamed.body, onCancel: { [channel = streamed.body.channel] in channel.close() }))
+        let channel = streamed.body.channel
+        return StreamingTransportResponse(
+            head: streamed.head, metrics: metrics, body: TransportBody(streamed.body, onCancel: { channel.close() }))
     }
 }

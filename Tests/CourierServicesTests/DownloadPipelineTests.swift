@@ -108,7 +108,8 @@ struct DownloadPipelineTests {
         let directory = try TransferDirectory()
         let path = directory.file("drained.bin")
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            let handle = coordinator.download(TransferResource(server, "/transfers/held", ["name": "drain", "n": "200000"]), to: path)
+            let held = TransferResource(server, "/transfers/held", ["name": "drain", "n": "200000"])
+            let handle = coordinator.download(held, to: path)
             await waitForFirstBytes(handle)
             async let drained: Void = coordinator.shutdown()
             server.openGate("drain")

@@ -10,13 +10,15 @@ struct DownloadResumeTests {
     static let size = 1_000_000
     static let cut = 400_000
 
-    @Test("a cut download resumes with Range and If-Range and ends byte-identical", arguments: ["etag", "modified"])
+    @Test(
+        "a cut download resumes with Range and If-Range and ends byte-identical", arguments: ["etag", "modified"])
     func resumes(validator: String) async throws {
         let directory = try TransferDirectory()
         let path = directory.file("resumed.bin")
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
             let resource = TransferResource(
-                server, "/transfers/file", ["n": "\(Self.size)", "key": "r-\(validator)", "cutAt": "\(Self.cut)", "validator": validator])
+                server, "/transfers/file",
+                ["n": "\(Self.size)", "key": "r-\(validator)", "cutAt": "\(Self.cut)", "validator": validator])
             let loaded = try await coordinator.download(resource, to: path).value
             #expect(loaded.value.size == Int64(Self.size))
             #expect(loaded.value.resumeCount == 1)
@@ -49,7 +51,9 @@ struct DownloadResumeTests {
         }
     }
 
-    @Test("without a strong validator or Accept-Ranges, the retry asks for the whole body", arguments: ["weak", "none", "noranges"])
+    @Test(
+        "without a strong validator or Accept-Ranges, the retry asks for the whole body",
+        arguments: ["weak", "none", "noranges"])
     func restartsWithoutValidator(variant: String) async throws {
         let directory = try TransferDirectory()
         let path = directory.file("whole.bin")

@@ -12,7 +12,8 @@ struct StreamLoadTests {
         var configuration = transferConfiguration()
         configuration.decorators = [BearerTokenDecorator(tokens: tokens)]
         try await withCoordinator(configuration: configuration) { server, coordinator in
-            let streamed = try await coordinator.stream(TransferResource(server, "/transfers/auth", ["valid": "new", "n": "600000"]))
+            let streamed = try await coordinator.stream(
+                TransferResource(server, "/transfers/auth", ["valid": "new", "n": "600000"]))
             #expect(streamed.response.status == .ok)
             var body = Data()
             for try await chunk in streamed.body { body.append(chunk) }
@@ -65,7 +66,8 @@ struct StreamLoadTests {
     @Test("shutdown drains: it returns once an open body was read to its end")
     func drainWaitsForTheReader() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            let streamed = try await coordinator.stream(TransferResource(server, "/transfers/held", ["name": "stream-drain", "n": "100000"]))
+            let streamed = try await coordinator.stream(
+                TransferResource(server, "/transfers/held", ["name": "stream-drain", "n": "100000"]))
             let reader = Task {
                 var count = 0
                 for try await chunk in streamed.body { count += chunk.count }

@@ -26,7 +26,8 @@ extension TestServer {
         case "/transfers/auth":
             let valid = request.query("valid") ?? "good"
             if request.head.headers.first(name: "Authorization") == "Bearer \(valid)" {
-                out.send(200, headers: [("Content-Type", "application/octet-stream")], body: Self.pattern(0..<request.intQuery("n", default: 1024)))
+                let body = Self.pattern(0..<request.intQuery("n", default: 1024))
+                out.send(200, headers: [("Content-Type", "application/octet-stream")], body: body)
             } else {
                 out.send(401, "Unauthorized", headers: [("WWW-Authenticate", "Bearer")], body: Array("denied".utf8))
             }
