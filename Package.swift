@@ -215,10 +215,17 @@ let package = Package(
             path: "Tests/CourierXMLTests",
             swiftSettings: swiftSettings
         ),
+        // A child process the coordinator's download memory test measures.
+        .executableTarget(
+            name: "courier-download-probe",
+            dependencies: ["CourierServices"],
+            path: "Tests/DownloadProbe",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CourierServicesTests",
             dependencies: [
-                "CourierServices", "CourierTesting", "CourierTestServer",
+                "CourierServices", "CourierTesting", "CourierTestServer", "courier-download-probe",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],

@@ -11,6 +11,13 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> TransportResponse
 
+    /// Sends one request and returns once the response head arrived; the body follows as a
+    /// ``TransportBody``. Downloads and streamed loads of `RequestCoordinator` use it, so a
+    /// transport that streams keeps their memory bounded whatever the body's size. The default
+    /// calls ``send(_:body:options:)`` and delivers the whole body as one chunk.
+    func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+        -> StreamingTransportResponse
+
     /// The executor on which this transport completes its transfers, when it offers one.
     /// A task that prefers it (`withTaskExecutorPreference(transport.taskExecutor) { … }`)
     /// resumes on the thread that completed its transfer, without waiting for another thread

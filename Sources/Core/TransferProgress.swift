@@ -30,11 +30,22 @@ public struct TransferProgress: Sendable, Hashable {
 /// ```
 /// Values never go backwards; the last one reports the final totals, then the stream ends.
 public final class ProgressReporter: Sendable {
-    private let continuation: AsyncStream<TransferProgress>.Continuation
+    private let continuation: AsyncStream<TransferProgress>.Continuation?
     private let last = LockedValue<TransferProgress?>(nil)
+    /// Where a forwarding reporter sends its values.
+    private let target: ProgressReporter?
 
     private init(continuation: AsyncStream<TransferProgress>.Continuation) {
         self.continuation = continuation
+        target = nil
+    }
+
+    /// A reporter for one attempt of a transfer that may be repeated: it passes its values to
+    /// `target` (which still drops those that do not move forward) and its `finish` does not
+    /// end `target`'s stream.
+    package init(forwardingTo target: ProgressReporter) {
+        continuation = nil
+        self.target = target
     }
 
     /// A stream of progress values and the reporter to put into ``TransferOptions/progress``.
@@ -47,6 +58,10 @@ public final class ProgressReporter: Sendable {
 
     /// Reports a value if it moves forward.
     package func report(received: Int64, expectedReceive: Int64?, sent: Int64, expectedSend: Int64?) {
+        if let target {
+            target.report(received: received, expectedReceive: expectedReceive, sent: sent, expectedSend: expectedSend)
+            return
+        }
         let value: TransferProgress? = last.withLock { last in
             if let previous = last {
                 guard received >= previous.bytesReceived, sent >= previous.bytesSent,
@@ -60,9 +75,9 @@ public final class ProgressReporter: Sendable {
             last = next
             return next
         }
-        if let value { continuation.yield(value) }
+        if let value { continuation?.yield(value) }
     }
 
-    /// Ends the stream.
-    package func finish() { continuation.finish() }
+    /// Ends the stream (a forwarding reporter's target is left running).
+    package func finish() { continuation?.finish() }
 }

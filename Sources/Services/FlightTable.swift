@@ -31,6 +31,9 @@ final class FlightTable: Sendable {
         var flight: UInt64
         var continuation: Waiter
         var coalesced: Bool
+        /// Whether shutdown fails it with `shutDown` rather than `cancelled` (transfers to a
+        /// file or a reader, which end because the coordinator stopped, not their caller).
+        var reportsShutDown = false
     }
 
     private struct State {
@@ -60,7 +63,7 @@ final class FlightTable: Sendable {
     /// last waiter leaves. `joined` runs when the load joins another's transfer.
     func run(
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
-        joined: () -> Void, _ work: @escaping Work
+        reportsShutDown: Bool = false, joined: () -> Void, _ work: @escaping Work
     ) async -> Result<Execution, ServiceError> {
         // When the caller prefers the transport's executor, so does the transfer's task. Asked
         // before the cancellation handler is installed: with a handler, the runtime takes the
@@ -91,7 +94,8 @@ final class FlightTable: Sendable {
                     }
                     state.flights[id] = Flight(key: key)
                     if let key { state.joinable[key] = id }
-                    state.waiting[id] = Waiting(flight: id, continuation: continuation, coalesced: false)
+                    state.waiting[id] = Waiting(
+                        flight: id, continuation: continuation, coalesced: false, reportsShutDown: reportsShutDown)
                     return .leads
                 }
                 switch admission {
@@ -197,7 +201,11 @@ final class FlightTable: Sendable {
             return (waiters, tasks)
         }
         for task in tasks { task.cancel() }
-        for waiting in waiters { waiting.continuation.resume(returning: .failure(.cancelled())) }
+        for waiting in waiters {
+            let error = waiting.reportsShutDown
+                ? ServiceError(.shutDown, "The coordinator shut down with the transfer in flight.") : .cancelled()
+            waiting.continuation.resume(returning: .failure(error))
+        }
     }
 
     /// Returns once no transfer's task is running.

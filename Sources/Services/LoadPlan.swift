@@ -16,6 +16,9 @@ struct LoadPlan: Sendable {
     var cacheableStatus: CacheableStatus = .accepted
     /// Answers in place of the transport (the configuration's ``ResourceResponder``).
     var stub: Stub?
+    /// Receives the response in place of `send` (a download, a streamed load); such a load
+    /// never shares its transfer and skips the cache.
+    var receiver: (any ResponseReceiver)?
     var logger: Logger?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?

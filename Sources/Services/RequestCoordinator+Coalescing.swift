@@ -44,7 +44,7 @@ extension RequestCoordinator {
         resumeDrainWaitersIfIdle()
     }
 
-    private func resumeDrainWaitersIfIdle() {
+    func resumeDrainWaitersIfIdle() {
         guard activeTransfers == 0 else { return }
         let drained = drainWaiters
         drainWaiters = []

@@ -140,20 +140,22 @@ extension RequestCoordinator {
                 request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
                 partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
         let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
-        let logger = plan.logger, stub = plan.stub
+        let logger = plan.logger, stub = plan.stub, receiver = plan.receiver
         return await flights.run(
             id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, joined: { events.emit(id, .coalesced) }
+            transportExecutor: transport.taskExecutor, reportsShutDown: receiver != nil,
+            joined: { events.emit(id, .coalesced) }
         ) {
             await self.transferWithRetries(
-                request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub)
+                request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub,
+                receiver: receiver)
         }
     }
 
     /// One transfer, repeated as `policy` allows, waiting on the configured clock.
     nonisolated func transferWithRetries(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, policy: RetryPolicy, id: UInt64,
-        logger: Logger?, stub: LoadPlan.Stub? = nil
+        logger: Logger?, stub: LoadPlan.Stub? = nil, receiver: (any ResponseReceiver)? = nil
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
         let telemetry = LoadTelemetry.current
@@ -161,7 +163,17 @@ extension RequestCoordinator {
             let outcome: Result<TransportResponse, ServiceError>
             let sent = LoadAttempt(attempt, of: request, telemetry: telemetry)  // the trace context, after the key
             do {
-                if let stub {
+                if let receiver {
+                    outcome = .success(
+                        try await receiver.receive(sent.request) { request in
+                            guard let stub else {
+                                return try await self.transport.sendStreaming(request, body: body, options: options)
+                            }
+                            let response = try await stub.respond(request)
+                            return StreamingTransportResponse(
+                                head: response.head, metrics: response.metrics, body: .bytes(response.body))
+                        })
+                } else if let stub {
                     outcome = .success(try await stub.respond(sent.request))
                 } else {
                     outcome = .success(try await transport.send(sent.request, body: body, options: options))
@@ -172,8 +184,8 @@ extension RequestCoordinator {
             sent.end(outcome)
             guard !Task.isCancelled,
                 let delay = policy.delay(
-                    after: outcome, of: request, attempt: attempt, now: configuration.now(),
-                    random: Double.random(in: 0..<1))
+                    after: outcome, of: request, attempt: attempt, resumesCutBodies: receiver?.resumesCutBodies == true,
+                    now: configuration.now(), random: Double.random(in: 0..<1))
             else { return outcome }
             let reason: String
             switch outcome {

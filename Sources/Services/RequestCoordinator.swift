@@ -28,6 +28,9 @@ public actor RequestCoordinator {
     /// Background work (revalidations) whose task has not ended yet.
     var activeTransfers = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Streamed bodies still being read (``stream(_:logger:)``), by load id: how to stop each.
+    /// Weak: a body nobody holds any more ends by itself.
+    var openStreams: [UInt64: @Sendable () -> Void] = [:]
 
     /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
     /// level (failures too: the caller gets them as errors) with `courier.request.id` metadata;
@@ -88,15 +91,7 @@ public actor RequestCoordinator {
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
         let backend = resource.endpoint.backend
-        guard resource.acceptableStatus.contains(response.head.status.code) else {
-            var error = ServiceError.unacceptable(response, expected: resource.acceptableStatus)
-            if let message = backend?.errorMessage(for: response.head, body: response.body) {
-                error = ServiceError(
-                    .unacceptableStatus, "HTTP \(response.head.status.code): \(message)", response: response.head,
-                    bodyExcerpt: error.bodyExcerpt)
-            }
-            throw error
-        }
+        try checkStatus(of: response, for: resource)
         do {
             try backend?.validate(response.head, body: response.body)
             try resource.validate(response.head, body: response.body)
@@ -114,6 +109,19 @@ public actor RequestCoordinator {
             requestID: id, age: execution.age, storedAt: execution.storedAt)
     }
 
+    /// Throws `unacceptableStatus` (with the backend's message, when it finds one) unless the
+    /// resource accepts the response's status.
+    nonisolated static func checkStatus<R: Resource>(of response: TransportResponse, for resource: R) throws {
+        guard !resource.acceptableStatus.contains(response.head.status.code) else { return }
+        var error = ServiceError.unacceptable(response, expected: resource.acceptableStatus)
+        if let message = resource.endpoint.backend?.errorMessage(for: response.head, body: response.body) {
+            error = ServiceError(
+                .unacceptableStatus, "HTTP \(response.head.status.code): \(message)", response: response.head,
+                bodyExcerpt: error.bodyExcerpt)
+        }
+        throw error
+    }
+
     /// Sends a one-off request through this coordinator's decorators, retries and events,
     /// without declaring a resource. Any status is returned; only transfers that fail throw.
     public nonisolated func send(
@@ -129,6 +137,7 @@ public actor RequestCoordinator {
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
         flights.shutDown(cancelling: cancellingInFlight)
+        if cancellingInFlight { cancelOpenStreams() }
         if activeTransfers > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }

@@ -69,18 +69,21 @@ public struct RetryPolicy: Sendable, Hashable {
     public static let none = RetryPolicy(maximumAttempts: 1)
 
     /// The delay before attempt `attempt + 1`, or `nil` when `outcome` must not be retried.
-    /// `now` dates an HTTP-date `Retry-After`; `random` is a value in `0..<1`. Neither is
-    /// evaluated unless the outcome is retried (reading the clock and the system's random
-    /// source on every successful load costs a syscall).
+    /// With `resumesCutBodies` (a download, which resumes or restarts safely), a body cut short
+    /// (`truncatedBody`) is retried too. `now` dates an HTTP-date `Retry-After`; `random` is a
+    /// value in `0..<1`. Neither is evaluated unless the outcome is retried (reading the clock
+    /// and the system's random source on every successful load costs a syscall).
     func delay(
         after outcome: Result<TransportResponse, ServiceError>, of request: HTTPRequest, attempt: Int,
-        now: @autoclosure () -> Date, random: @autoclosure () -> Double
+        resumesCutBodies: Bool = false, now: @autoclosure () -> Date, random: @autoclosure () -> Double
     ) -> Duration? {
         guard attempt < maximumAttempts else { return nil }
         guard retriesNonIdempotentRequests || Self.isIdempotent(request) else { return nil }
         switch outcome {
         case .failure(let error):
-            guard error.code != .cancelled, error.code.isRetryableBeforeResponse else { return nil }
+            guard error.code != .cancelled,
+                error.code.isRetryableBeforeResponse || (resumesCutBodies && error.code == .truncatedBody)
+            else { return nil }
             return backoff(attempt: attempt, random: random())
         case .success(let response):
             guard retryableStatuses.contains(response.head.status) else { return nil }

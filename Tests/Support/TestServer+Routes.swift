@@ -20,6 +20,7 @@ extension TestServer {
         if cachingRoute(request, out) { return }
         if parityRoute(request, out) { return }
         if faultRoute(request, out) { return }
+        if transfersRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

@@ -1,0 +1,79 @@
+public import FoundationEssentials
+
+/// A response body that is still arriving: an `AsyncSequence` of chunks, in order.
+///
+/// Iterate it once. Leaving the loop early, or dropping the iterator, stops the transfer when
+/// the transport streams (``CurlTransport`` does); a body already in memory is one chunk.
+public struct TransportBody: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    private let iterate: @Sendable () -> Iterator
+    private let onCancel: (@Sendable () -> Void)?
+
+    /// A body read from `chunks` (a transport's own stream). `onCancel` stops the transfer
+    /// from any task, failing a read in progress; ``cancel()`` calls it.
+    public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, onCancel: (@Sendable () -> Void)? = nil)
+    where Chunks.Element == Data {
+        iterate = {
+            var iterator = chunks.makeAsyncIterator()
+            return Iterator { try await iterator.next() }
+        }
+        self.onCancel = onCancel
+    }
+
+    /// A body already in memory, delivered as one chunk (none when it is empty).
+    public static func bytes(_ data: Data) -> TransportBody {
+        TransportBody(BytesChunk(data: data))
+    }
+
+    public func makeAsyncIterator() -> Iterator { iterate() }
+
+    /// Reads the chunks one by one. Not `Sendable`: one task reads a body.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let read: () async throws -> Data?
+
+        init(_ read: @escaping () async throws -> Data?) { self.read = read }
+
+        public mutating func next() async throws -> Data? { try await read() }
+    }
+
+    /// Collects the whole body, failing with `responseTooLarge` past `limit` bytes.
+    public func collect(upTo limit: Int = .max) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw ServiceError(.responseTooLarge, "The streamed body exceeds \(limit) bytes.")
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+
+    /// Stops the transfer without reading (a body nobody will read must still let go of it).
+    public func discard() {
+        onCancel?()
+        _ = makeAsyncIterator()
+    }
+
+    /// Stops the transfer from any task, also while another task reads: that read, or the next,
+    /// fails with `cancelled`. A body already in memory has nothing to stop.
+    public func cancel() {
+        onCancel?()
+    }
+}
+
+/// Bytes in memory as a sequence of at most one chunk.
+private struct BytesChunk: AsyncSequence, Sendable {
+    typealias Element = Data
+    let data: Data
+
+    func makeAsyncIterator() -> Iterator { Iterator(data: data.isEmpty ? nil : data) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var data: Data?
+        mutating func next() async throws -> Data? {
+            defer { data = nil }
+            return data
+        }
+    }
+}

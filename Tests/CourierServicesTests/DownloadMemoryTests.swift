@@ -1,0 +1,45 @@
+import CourierServices
+import CourierTestServer
+import Foundation
+import Testing
+
+/// A 50 MB download through the coordinator, in a child process whose peak resident memory
+/// the test reads: the body goes to disk without ever being held in memory.
+@Suite("Download memory")
+struct DownloadMemoryTests {
+    struct Figures: Decodable {
+        var baseline: Int
+        var peak: Int
+        var size: Int
+    }
+
+    @Test("a 50 MB download keeps the peak resident memory far below 50 MB above the baseline")
+    func fiftyMegabytes() async throws {
+        let directory = try TransferDirectory()
+        let path = directory.file("large.bin")
+        let server = try await TestServer.start()
+        let probe = URL(fileURLWithPath: CommandLine.testProductsDirectory)
+            .appendingPathComponent("courier-download-probe").path
+        let size = 50 << 20
+        let (status, output) = try ChildProcess.run(probe, [server.authority, "\(size)", path])
+        await server.stop()
+        #expect(status == 0)
+        let figures = try JSONDecoder().decode(Figures.self, from: Data(output))
+        let megabyte = 1 << 20
+        print("download probe: baseline \(figures.baseline / megabyte) MB, peak \(figures.peak / megabyte) MB")
+        #expect(figures.size == size)
+        #expect(figures.peak - figures.baseline < 16 * megabyte)
+        // Byte-exact, read back a megabyte at a time.
+        let file = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? file.close() }
+        var crc: UInt32 = 0
+        var read = 0
+        while let chunk = try file.read(upToCount: 1 << 20), !chunk.isEmpty {
+            crc = chunk.withUnsafeBytes { Compression.crc32($0, continuing: crc) }
+            read += chunk.count
+        }
+        #expect(read == size)
+        #expect(crc == Payloads.patternCRC(count: size))
+        #expect(directory.contents == ["large.bin"])
+    }
+}
