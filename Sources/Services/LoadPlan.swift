@@ -17,6 +17,8 @@ struct LoadPlan: Sendable {
     /// Answers in place of the transport (the configuration's ``ResourceResponder``).
     var stub: Stub?
     var logger: Logger?
+    /// The operation this load performs (an OpenAPI operation ID), carried by its events and span.
+    var operation: String?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?
     let started = ContinuousClock.now
