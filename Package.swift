@@ -241,6 +241,7 @@ let package = Package(
             dependencies: [
                 "CourierOpenAPI", "CourierTesting", "CourierTestServer",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             path: "Tests/CourierOpenAPITests",
             exclude: ["openapi.yaml", "openapi-generator-config.yaml"],

@@ -22,10 +22,12 @@ public import OpenAPIRuntime
 /// outputs. A failed transfer throws a `ServiceError`; the runtime wraps it in a `ClientError`
 /// whose `underlyingError` is that `ServiceError`.
 ///
-/// Bodies are buffered, not streamed: the coordinator delivers whole responses today. A request
-/// body over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest` before
-/// anything is sent; a response over the coordinator's `TransferOptions.maximumBodySize`
-/// (64 MiB by default) fails with `responseTooLarge`. Buffered bodies replay on retries.
+/// Bodies are buffered, not streamed: the coordinator sends and delivers whole bodies today.
+/// A request body is collected in memory (it then replays on retries); one over
+/// ``Configuration/maximumRequestBodySize`` fails with `invalidRequest` before anything is
+/// sent. A response over the coordinator's `TransferOptions.maximumBodySize` (64 MiB by
+/// default) fails with `responseTooLarge`; a delivered one reaches the runtime in 64 KiB chunks,
+/// never copied whole a second time.
 public struct CourierClientTransport: ClientTransport {
     /// The coordinator every operation goes through.
     public let coordinator: RequestCoordinator
@@ -55,7 +57,7 @@ public struct CourierClientTransport: ClientTransport {
             operation: operationID, request: target, body: payload,
             cachePolicy: configuration.cachePolicy(for: operationID),
             retryPolicy: configuration.retryPolicies[operationID], logger: logger)
-        let responseBody = request.method == .head ? nil : HTTPBody(loaded.value)
+        let responseBody = request.method == .head ? nil : DataChunks.body(loaded.value)
         return (loaded.response, responseBody)
     }
 }

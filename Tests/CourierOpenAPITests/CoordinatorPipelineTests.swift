@@ -6,6 +6,8 @@ import CourierTesting
 import CourierTransport
 import Foundation
 import HTTPTypes
+import InMemoryTracing
+import Tracing
 import OpenAPIRuntime
 import Testing
 
@@ -101,7 +103,19 @@ struct CoordinatorPipelineTests {
         }
     }
 
-    @Test("events and the load's span carry the operation ID")
+    @Test("the load's client span carries the operation ID")
+    func spanNamesTheOperation() async throws {
+        let tracer = InMemoryTracer()
+        var configuration = RequestCoordinator.Configuration()
+        configuration.tracer = tracer
+        try await withClient(configuration: configuration) { _, _, client in
+            _ = try await client.getItem(path: .init(itemID: "s1")).ok
+            let spans = tracer.finishedSpans.filter { $0.kind == .client }
+            #expect(spans.map { $0.attributes.get("courier.operation") } == [.string("getItem")])
+        }
+    }
+
+    @Test("events carry the operation ID")
     func eventsNameTheOperation() async throws {
         try await withClient { _, coordinator, client in
             let stream = coordinator.events()

@@ -56,12 +56,17 @@ struct GeneratedClientTests {
     @Test("a binary download arrives whole and byte for byte")
     func binaryDownload() async throws {
         try await withClient { _, _, client in
-            let count = 3 << 20 + 17
+            let count = (1 << 20) + 17
             let output = try await client.downloadFile(path: .init(name: "blob-\(count)"))
             let body = try output.ok.body.binary
             let bytes = try await [UInt8](collecting: body, upTo: 8 << 20)
             #expect(bytes.count == count)
             #expect(bytes.indices.allSatisfy { bytes[$0] == Payloads.patternByte(at: $0) })
+            #expect(body.length == .known(Int64(count)))
+            // Delivered in chunks that can be read again (the body is kept, not consumed).
+            var chunks = 0
+            for try await chunk in body { chunks += 1; #expect(chunk.count <= 64 << 10) }
+            #expect(chunks == (count + (64 << 10) - 1) / (64 << 10))
         }
     }
 
