@@ -17,7 +17,7 @@ extension RequestCoordinator {
         retryPolicy: RetryPolicy?, logger: Logger?
     ) async throws -> Loaded<Data> {
         var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: cachePolicy, decoder: nil)
-        operationResource.acceptableStatus = 100..<600
+        operationResource.acceptableStatus = 100..<1000
         operationResource.retryPolicy = retryPolicy
         let resource = operationResource
         var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
