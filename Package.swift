@@ -28,6 +28,9 @@ let package = Package(
         // swift-service-lifecycle: a separate product, so that only apps that run a ServiceGroup
         // build it.
         .library(name: "CourierLifecycle", targets: ["CourierLifecycle"]),
+        // Generated OpenAPI clients over a coordinator: a separate product, so that only apps
+        // with generated clients build swift-openapi-runtime.
+        .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
@@ -40,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // `swift package generate-documentation`: a plugin, never linked into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
@@ -128,6 +132,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Lifecycle",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CourierOpenAPI",
+            dependencies: [
+                "CourierServices",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/OpenAPI",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -230,6 +245,18 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Tests/CourierServicesTests",
+            swiftSettings: swiftSettings
+        ),
+        // The generated client (committed; scripts/generate-openapi-client.sh) over the loopback server.
+        .testTarget(
+            name: "CourierOpenAPITests",
+            dependencies: [
+                "CourierOpenAPI", "CourierTesting", "CourierTestServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Tests/CourierOpenAPITests",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -14,7 +14,9 @@ paste it. A block right after a `<!-- readme-check: skip ... -->` line (a Packag
 one after `<!-- readme-check: same-as PATH -->` must equal that file of the checkout, which is
 compiled elsewhere (the gateway example's `main.swift`, built by CI in its own package).
 The targets depend on the products the block imports; the package reaches Courier through a
-link named `courier`, the identity the README's installation lines use.
+link named `courier`, the identity the README's installation lines use. A block that imports
+CourierOpenAPI gets the client generated for the tests (Tests/CourierOpenAPITests/Generated,
+from its openapi.yaml) beside it, as an app has its generated `Client`.
 """
 import os
 import re
@@ -24,7 +26,7 @@ readme, scratch, checkout = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3
 documents = [readme] + sys.argv[4:]
 CONTINUES = "// Continues the example above."
 PRODUCTS = {"Courier", "CourierCore", "CourierTransport", "CourierServices", "CourierCaching",
-            "CourierJSON", "CourierTesting", "CourierXML", "CourierLifecycle"}
+            "CourierJSON", "CourierTesting", "CourierXML", "CourierLifecycle", "CourierOpenAPI"}
 # Modules of other packages an example may import: module -> (package identity, URL, version).
 EXTERNAL = {
     "Logging": ("swift-log", "https://github.com/apple/swift-log.git", "1.6.0"),
@@ -32,7 +34,12 @@ EXTERNAL = {
     "InMemoryTracing": ("swift-distributed-tracing", "https://github.com/apple/swift-distributed-tracing.git", "1.7.3"),
     "Metrics": ("swift-metrics", "https://github.com/apple/swift-metrics.git", "2.13.0"),
     "MetricsTestKit": ("swift-metrics", "https://github.com/apple/swift-metrics.git", "2.13.0"),
+    "OpenAPIRuntime": ("swift-openapi-runtime", "https://github.com/apple/swift-openapi-runtime.git", "1.13.4"),
+    "HTTPTypes": ("swift-http-types", "https://github.com/apple/swift-http-types.git", "1.4.0"),
 }
+# The generated client a CourierOpenAPI block is compiled with, and the modules its files import.
+GENERATED_CLIENT = os.path.join("Tests", "CourierOpenAPITests", "Generated")
+GENERATED_IMPORTS = {"OpenAPIRuntime", "HTTPTypes"}
 
 def read_blocks(path):
     """The Swift blocks of one Markdown file: (line, code, skipped)."""
@@ -103,6 +110,14 @@ for document, start, code in units:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, f"{name}.swift" if is_test else "main.swift"), "w", encoding="utf-8") as file:
         file.write(f"// {document}, the block at line {start}, as pasted.\n" + code)
+    if "CourierOpenAPI" in imports:
+        generated = os.path.join(checkout, GENERATED_CLIENT)
+        for source in sorted(os.listdir(generated)):
+            with open(os.path.join(generated, source), encoding="utf-8") as original:
+                text = original.read()
+            with open(os.path.join(folder, "Generated+" + source), "w", encoding="utf-8") as copy:
+                copy.write(text)
+        imports |= GENERATED_IMPORTS
     externals = sorted(imports & set(EXTERNAL))
     used_externals.update(externals)
     dependencies = ", ".join([f'.product(name: "{product}", package: "courier")' for product in products]

@@ -15,6 +15,10 @@ struct AdHocResource<Value: Decodable & Sendable>: Resource {
     let decoder: (any JSONBodyDecoder)?
     /// The URL without its query, for responders and logs that look at the endpoint.
     let endpoint: Endpoint
+    /// `200..<300` for a one-off load; every status for an operation, whose caller reads it.
+    var acceptableStatus: Range<Int> = 200..<300
+    /// `nil`: the coordinator's.
+    var retryPolicy: RetryPolicy?
 
     init(request: HTTPRequest, body: RequestBody?, cachePolicy: CachePolicy, decoder: (any JSONBodyDecoder)?) {
         self.request = request

@@ -8,6 +8,9 @@ public struct CoordinatorEvent: Sendable {
     public var requestID: UInt64
     /// What happened.
     public var kind: Kind
+    /// The operation the load performs, when it was started as one (the OpenAPI operation ID a
+    /// `CourierOpenAPI` transport sends); `nil` for resource and one-off loads.
+    public var operation: String?
 }
 
 /// Fans events out to subscribers, each with its own bounded buffer (oldest dropped).
@@ -16,6 +19,8 @@ final class EventHub: Sendable {
         var subscribers: [Int: AsyncStream<CoordinatorEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var nextRequestID: UInt64 = 0
+        /// Operation names of loads in flight, by request id.
+        var operations: [UInt64: String] = [:]
     }
 
     private let state = LockedValue(State())
@@ -36,10 +41,17 @@ final class EventHub: Sendable {
 
     /// Sends an event to every subscriber; `kind` is not even built when there are none.
     func emit(_ requestID: UInt64, _ kind: @autoclosure () -> CoordinatorEvent.Kind) {
-        let subscribers = state.withLock { $0.subscribers.isEmpty ? [] : Array($0.subscribers.values) }
+        let (subscribers, operation) = state.withLock { state in
+            state.subscribers.isEmpty ? ([], nil) : (Array(state.subscribers.values), state.operations[requestID])
+        }
         guard !subscribers.isEmpty else { return }
-        let event = CoordinatorEvent(requestID: requestID, kind: kind())
+        let event = CoordinatorEvent(requestID: requestID, kind: kind(), operation: operation)
         for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// Names the operation of load `requestID` (`nil` forgets it) for the events emitted meanwhile.
+    func setOperation(_ operation: String?, for requestID: UInt64) {
+        state.withLock { $0.operations[requestID] = operation }
     }
 
     func makeRequestID() -> UInt64 {

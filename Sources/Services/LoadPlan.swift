@@ -20,6 +20,8 @@ struct LoadPlan: Sendable {
     /// never shares its transfer and skips the cache.
     var receiver: (any ResponseReceiver)?
     var logger: Logger?
+    /// The operation this load performs (an OpenAPI operation ID), carried by its events and span.
+    var operation: String?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?
     let started = ContinuousClock.now

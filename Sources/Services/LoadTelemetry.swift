@@ -55,6 +55,7 @@ final class LoadTelemetry: Sendable {
         let telemetry = LoadTelemetry(tracer: tracer, span: span, metrics: metrics, plan: plan, usesCache: usesCache)
         telemetry.describe(span)
         if background { span.attributes["courier.background"] = true }
+        if let operation = plan.operation { span.attributes["courier.operation"] = operation }
         return telemetry
     }
 

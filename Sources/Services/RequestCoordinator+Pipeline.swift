@@ -8,6 +8,8 @@ extension RequestCoordinator {
         _ plan: LoadPlan, intent: CacheIntent<T> = .load,
         finish: @escaping @Sendable (Execution) async throws -> T
     ) async throws(ServiceError) -> T {
+        if let operation = plan.operation { events.setOperation(operation, for: plan.id) }
+        defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
             "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])

@@ -16,6 +16,7 @@ import NIOHTTP1
 extension TestServer {
     func route(_ request: IncomingRequest, _ out: Responder) {
         if servicesRoute(request, out) { return }
+        if openAPIRoute(request, out) { return }
         if cookiesRoute(request, out) { return }
         if cachingRoute(request, out) { return }
         if parityRoute(request, out) { return }

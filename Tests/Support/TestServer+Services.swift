@@ -77,26 +77,32 @@ extension TestServer {
 
     func connectionClosed() { closedConnections.add() }
 
+    /// Holds the request at gate `name` until ``openGate(_:)`` (answering at once when it is
+    /// open), then calls `respond` on the connection's loop with the gate's served count.
+    func hold(at name: String, _ out: Responder, respond: @escaping @Sendable (Responder, Int) -> Void) {
+        let loop = out.context.eventLoop
+        let bound = NIOLoopBound(out, eventLoop: loop)
+        let release: @Sendable (Int) -> Void = { served in
+            loop.execute { respond(bound.value, served) }
+        }
+        let servedNow: Int? = gates.withLock { gates in
+            gates[name, default: Gate()].served += 1
+            let served = gates[name]!.served
+            if gates[name]!.isOpen { return served }
+            gates[name]!.pending.append { release(served) }
+            return nil
+        }
+        if let servedNow { release(servedNow) }
+    }
+
     func servicesRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/gate":
             let name = request.query("name") ?? "default"
-            let loop = out.context.eventLoop
-            let bound = NIOLoopBound(out, eventLoop: loop)
-            let respond: @Sendable (Int) -> Void = { served in
-                loop.execute {
-                    bound.value.send(200, headers: json, body: Array(#"{"gate":"\#(name)","served":\#(served)}"#.utf8))
-                }
+            hold(at: name, out) { responder, served in
+                responder.send(200, headers: json, body: Array(#"{"gate":"\#(name)","served":\#(served)}"#.utf8))
             }
-            let servedNow: Int? = gates.withLock { gates in
-                gates[name, default: Gate()].served += 1
-                let served = gates[name]!.served
-                if gates[name]!.isOpen { return served }
-                gates[name]!.pending.append { respond(served) }
-                return nil
-            }
-            if let servedNow { respond(servedNow) }
         case "/auth":
             let valid = request.query("valid") ?? "good"
             let header = request.head.headers.first(name: "Authorization")

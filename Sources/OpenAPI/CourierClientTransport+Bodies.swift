@@ -1,0 +1,56 @@
+internal import CourierServices
+internal import Foundation
+internal import HTTPTypes
+internal import OpenAPIRuntime
+
+extension CourierClientTransport {
+    /// `request` (whose path is relative to the server) aimed at `baseURL`: its scheme and
+    /// authority, and its path as a prefix. The runtime has already percent-encoded the path
+    /// and query; they are kept byte for byte.
+    static func absolute(_ request: HTTPRequest, baseURL: URL) throws(ServiceError) -> HTTPRequest {
+        guard let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw ServiceError(.invalidRequest, "The server URL '\(baseURL.absoluteString.prefix(100))' is not http(s).")
+        }
+        guard var host = baseURL.host(percentEncoded: true), !host.isEmpty else {
+            throw ServiceError(.invalidRequest, "The server URL '\(baseURL.absoluteString.prefix(100))' has no host.")
+        }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }  // an IPv6 literal
+        let authority = baseURL.port.map { "\(host):\($0)" } ?? host
+        var prefix = baseURL.path(percentEncoded: true)
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        let relative = request.path ?? "/"
+        var absolute = request
+        absolute.scheme = scheme
+        absolute.authority = authority
+        absolute.path = prefix + (relative.hasPrefix("/") ? relative : "/" + relative)
+        return absolute
+    }
+
+    /// The request body in memory, refused when it has more than `limit` bytes.
+    static func collect(_ body: HTTPBody?, upTo limit: Int) async throws(ServiceError) -> RequestBody? {
+        guard let body else { return nil }
+        var data = Data()
+        if case .known(let length) = body.length {
+            guard length <= limit else { throw tooLarge(length, limit: limit) }
+            data.reserveCapacity(Int(length))
+        }
+        do {
+            for try await chunk in body {
+                guard data.count + chunk.count <= limit else { throw tooLarge(nil, limit: limit) }
+                data.append(contentsOf: chunk)
+            }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw .cancelled() }
+            throw ServiceError(.encodingFailed, "The request body could not be read: \(error)", underlying: error)
+        }
+        return .bytes(data)
+    }
+
+    private static func tooLarge(_ length: Int64?, limit: Int) -> ServiceError {
+        let size = length.map { "\($0) bytes" } ?? "more bytes"
+        return ServiceError(
+            .invalidRequest, "The request body has \(size) than the transport's limit of \(limit) bytes allows.")
+    }
+}

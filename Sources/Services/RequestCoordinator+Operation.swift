@@ -1,0 +1,30 @@
+package import FoundationEssentials
+package import HTTPTypes
+package import Logging
+
+extension RequestCoordinator {
+    /// Sends `request` as the named `operation` and returns the response whatever its status:
+    /// the entry point of generated clients (`CourierOpenAPI`), which read every status
+    /// themselves, declared errors included.
+    ///
+    /// The load goes through the whole pipeline: decorators (and their replays), retries
+    /// (`retryPolicy`, or the coordinator's when `nil`), coalescing of identical `GET`s and
+    /// `HEAD`s in flight, the cache as `cachePolicy` says, events and the span, both of which
+    /// carry `operation` (``CoordinatorEvent/operation``, span attribute `courier.operation`).
+    /// Throws `ServiceError` only: a status never throws, a failed transfer does.
+    package nonisolated func load(
+        operation: String, request: HTTPRequest, body: RequestBody?, cachePolicy: CachePolicy,
+        retryPolicy: RetryPolicy?, logger: Logger?
+    ) async throws -> Loaded<Data> {
+        var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: cachePolicy, decoder: nil)
+        operationResource.acceptableStatus = 100..<1000
+        operationResource.retryPolicy = retryPolicy
+        let resource = operationResource
+        var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
+        plan.operation = operation
+        let id = plan.id
+        return try await run(plan) { (execution: Execution) async throws -> Loaded<Data> in
+            try await Self.finish(resource, execution: execution, id: id)
+        }
+    }
+}

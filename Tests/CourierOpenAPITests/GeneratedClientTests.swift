@@ -1,0 +1,114 @@
+import CourierOpenAPI
+import CourierServices
+import CourierTestServer
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Testing
+
+/// The generated client (`Generated/`, from `openapi.yaml`) through a `CourierClientTransport`,
+/// against the loopback server: typed outputs, declared errors, bodies both ways.
+@Suite("Generated client")
+struct GeneratedClientTests {
+    @Test("a GET with path and query parameters decodes the typed 200")
+    func typedSuccess() async throws {
+        try await withClient { server, _, client in
+            let output = try await client.getItem(
+                path: .init(itemID: "a b/7"), query: .init(locale: "fr-CH", tags: ["new", "x&y"]))
+            let item = try output.ok.body.json
+            #expect(item.id == "a b/7")
+            #expect(item.name == "Item a b/7")
+            #expect(item.locale == "fr-CH")
+            #expect(item.tags == ["new", "x&y"])
+            // Path and query reach the server as the runtime encoded them, under the base path.
+            let uri = try #require(server.requests(to: "/openapi/items/").first?.uri)
+            #expect(uri == "/openapi/items/a%20b%2F7?locale=fr-CH&tags=new&tags=x%26y")
+        }
+    }
+
+    @Test("a declared 404 comes back as the typed notFound output, not an error")
+    func declaredError() async throws {
+        try await withClient { _, _, client in
+            let output = try await client.getItem(path: .init(itemID: "missing-1"))
+            guard case .notFound(let notFound) = output else {
+                Issue.record("expected notFound, got \(output)")
+                return
+            }
+            #expect(try notFound.body.json.message == "no item missing-1")
+        }
+    }
+
+    @Test("a POST sends its JSON body and decodes 201; a refused body decodes the declared 400")
+    func postJSON() async throws {
+        try await withClient { server, _, client in
+            let created = try await client.createItem(body: .json(.init(name: "lamp", price: 42)))
+            let item = try created.created.body.json
+            #expect(item == .init(id: "new", name: "lamp", price: 42))
+            let sent = try #require(server.requests(to: "/openapi/items").first { $0.method == "POST" })
+            #expect(sent.header("Content-Type") == "application/json; charset=utf-8")
+            #expect(sent.bodyLength > 0)
+
+            let refused = try await client.createItem(body: .json(.init(name: "")))
+            #expect(try refused.badRequest.body.json.message == "an item needs a name")
+        }
+    }
+
+    @Test("a binary download arrives whole and byte for byte")
+    func binaryDownload() async throws {
+        try await withClient { _, _, client in
+            let count = (1 << 20) + 17
+            let output = try await client.downloadFile(path: .init(name: "blob-\(count)"))
+            let body = try output.ok.body.binary
+            let bytes = try await [UInt8](collecting: body, upTo: 8 << 20)
+            #expect(bytes.count == count)
+            #expect(bytes.indices.allSatisfy { bytes[$0] == Payloads.patternByte(at: $0) })
+            #expect(body.length == .known(Int64(count)))
+            // Delivered in chunks that can be read again (the body is kept, not consumed).
+            var chunks = 0
+            for try await chunk in body { chunks += 1; #expect(chunk.count <= 64 << 10) }
+            #expect(chunks == (count + (64 << 10) - 1) / (64 << 10))
+        }
+    }
+
+    @Test("a failed transfer is a ClientError whose underlyingError is the ServiceError")
+    func transportFailure() async throws {
+        let server = try await TestServer.start()
+        let url = try #require(URL(string: "\(server.baseURL)/openapi"))
+        await server.stop()  // nothing listens on the port any more
+        var configuration = RequestCoordinator.Configuration()
+        configuration.retryPolicy = .none
+        let curl = CurlTransport()
+        let coordinator = RequestCoordinator(transport: curl, configuration: configuration)
+        let client = Client(serverURL: url, transport: CourierClientTransport(coordinator: coordinator))
+        let error = await underlyingServiceError { _ = try await client.getItem(path: .init(itemID: "1")) }
+        #expect(error?.code == .cannotConnect)
+        await coordinator.shutdown()
+        await curl.shutdown()
+    }
+
+    @Test("a request body over the limit fails with invalidRequest before anything is sent")
+    func requestBodyLimit() async throws {
+        var limits = CourierClientTransport.Configuration()
+        limits.maximumRequestBodySize = 16
+        try await withClient(transport: limits) { server, _, client in
+            let error = await underlyingServiceError {
+                _ = try await client.createItem(body: .json(.init(name: String(repeating: "n", count: 64))))
+            }
+            #expect(error?.code == .invalidRequest)
+            #expect(server.requests(to: "/openapi/items").isEmpty)
+        }
+    }
+
+    @Test("a server URL that is not http(s) fails with invalidRequest")
+    func badServerURL() async throws {
+        let curl = CurlTransport()
+        let coordinator = RequestCoordinator(transport: curl)
+        let client = Client(
+            serverURL: try #require(URL(string: "ftp://127.0.0.1/openapi")),
+            transport: CourierClientTransport(coordinator: coordinator))
+        let error = await underlyingServiceError { _ = try await client.getItem(path: .init(itemID: "1")) }
+        #expect(error?.code == .invalidRequest)
+        await coordinator.shutdown()
+        await curl.shutdown()
+    }
+}
