@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(CourierCore CourierTransport CourierCaching CourierJSON CourierServices CourierTesting
-    CourierXML CourierLifecycle Courier)
+    CourierXML CourierLifecycle CourierOpenAPI Courier)
 arguments=()
 for target in "${targets[@]}"; do arguments+=(--target "$target"); done
 log=$(mktemp)

@@ -122,9 +122,9 @@ struct CoordinatorPipelineTests {
             _ = try await client.getItem(path: .init(itemID: "missing-e")).notFound
             _ = try await client.createItem(body: .json(.init(name: "e"))).created
             let events = await collectEvents(stream) { events in
-                events.filter { if case .finished = $0.kind { true } else { false } }.count == 2
+                events.filter { $0.kind.name == .finished }.count == 2
             }
-            let finished = events.filter { if case .finished = $0.kind { true } else { false } }
+            let finished = events.filter { $0.kind.name == .finished }
             #expect(finished.map(\.operation) == ["getItem", "createItem"])
             #expect(events.allSatisfy { $0.operation != nil })
         }

@@ -38,17 +38,13 @@ extension TestServer {
             let loop = out.context.eventLoop
             let bound = NIOLoopBound(out, eventLoop: loop)
             let rest: @Sendable () -> Void = { loop.execute { bound.value.raw(Self.pattern(count / 2..<count)) } }
-            let (now, ready): (Bool, [CheckedContinuation<Void, Never>]) = gates.withLock { gates in
+            let now = gates.withLock { gates in
                 var gate = gates[name] ?? Gate()
-                if gate.isOpen { return (true, []) }
+                if gate.isOpen { return true }
                 gate.pending.append(rest)
-                let held = gate.pending.count
-                let ready = gate.watchers.filter { $0.count <= held }.map(\.continuation)
-                gate.watchers.removeAll { $0.count <= held }
                 gates[name] = gate
-                return (false, ready)
+                return false
             }
-            for continuation in ready { continuation.resume() }
             if now { rest() }
         default:
             return false
