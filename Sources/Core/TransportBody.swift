@@ -3,7 +3,7 @@ public import FoundationEssentials
 /// A response body that is still arriving: an `AsyncSequence` of chunks, in order.
 ///
 /// Iterate it once. Leaving the loop early, or dropping the iterator, stops the transfer when
-/// the transport streams (``CurlTransport`` does); a body already in memory is one chunk.
+/// the transport streams (`CurlTransport` does); a body already in memory is one chunk.
 public struct TransportBody: AsyncSequence, Sendable {
     public typealias Element = Data
 

@@ -5,7 +5,7 @@ public import Logging
 public import OpenAPIRuntime
 
 /// A `ClientTransport` for clients made by swift-openapi-generator that sends every operation
-/// through a ``RequestCoordinator``, so the coordinator's decorators (token refresh),
+/// through a `RequestCoordinator`, so the coordinator's decorators (token refresh),
 /// retries (`Retry-After`), coalescing of identical `GET`s, cache, events, tracing and metrics
 /// all apply to generated code.
 ///
@@ -15,7 +15,7 @@ public import OpenAPIRuntime
 /// ```
 ///
 /// The operation ID names each load: it picks the load's cache and retry policies
-/// (``Configuration``), and is ``CoordinatorEvent/operation`` in events and the span
+/// (``Configuration``), and is `CoordinatorEvent.operation` in events and the span
 /// attribute `courier.operation`.
 ///
 /// Every status comes back to the generated client, which maps it to the operation's declared

@@ -21,7 +21,7 @@ extension RequestCoordinator {
     /// allowed it (`Accept-Ranges: bytes` with a strong `ETag` or a `Last-Modified`, and an
     /// uncompressed body), appending a `206`; otherwise, or when the server answers `200`, it
     /// starts over. Downloads skip the cache and never share a transfer; the coordinator's
-    /// ``TransferOptions/maximumBodySize`` does not apply to them (the body goes to disk).
+    /// `TransferOptions/maximumBodySize` does not apply to them (the body goes to disk).
     public nonisolated func download<R: Resource>(
         _ resource: R, to path: String, logger: Logger? = nil
     ) -> TransferHandle<Loaded<DownloadedFile>> {

@@ -13,11 +13,11 @@ public import XMLCoder
 /// ```
 ///
 /// The root element is the document itself (as XMLCoder decodes it);
-/// ``Resource/decodingKeyPath`` names the child elements leading to the part to decode (the
+/// `Resource.decodingKeyPath` names the child elements leading to the part to decode (the
 /// same mechanism as JSON's), and repeated elements decode as arrays.
 /// Failures are `decodingFailed` errors naming the coding path, like JSON's.
 public protocol XMLResource: Resource where Response: Decodable {
-    /// Superseded by ``Resource/decodingKeyPath``, the key path JSON and XML share; used only
+    /// Superseded by `Resource.decodingKeyPath`, the key path JSON and XML share; used only
     /// when that one is empty, so conformances written before it keep working (default: none).
     var xmlKeyPath: [String] { get }
     /// The decoder (default: a plain `XMLDecoder`). Build a new one here rather than sharing a
@@ -29,7 +29,7 @@ extension XMLResource {
     public var xmlKeyPath: [String] { [] }
     public var xmlDecoder: XMLDecoder { XMLDecoder() }
 
-    /// Decodes the body as XML, below ``Resource/decodingKeyPath``.
+    /// Decodes the body as XML, below `Resource.decodingKeyPath`.
     public func decode(_ body: Data, response: HTTPResponse) throws -> Response {
         let decoder = xmlDecoder
         let path = decodingKeyPath.isEmpty ? xmlKeyPath : decodingKeyPath
