@@ -11,6 +11,7 @@ struct DownloadMemoryTests {
         var baseline: Int
         var peak: Int
         var size: Int
+        var sanitized: Bool
     }
 
     @Test("a 50 MB download keeps the peak resident memory far below 50 MB above the baseline")
@@ -28,7 +29,10 @@ struct DownloadMemoryTests {
         let megabyte = 1 << 20
         print("download probe: baseline \(figures.baseline / megabyte) MB, peak \(figures.peak / megabyte) MB")
         #expect(figures.size == size)
-        #expect(figures.peak - figures.baseline < 16 * megabyte)
+        // A download held in memory would add at least the 50 MB body. Streamed, it adds about
+        // 2 MB; AddressSanitizer's allocator (redzones, per-thread caches) adds about 20 MB more.
+        let limit = (figures.sanitized ? 32 : 16) * megabyte
+        #expect(figures.peak - figures.baseline < limit, "grew \((figures.peak - figures.baseline) / megabyte) MB")
         // Byte-exact, read back a megabyte at a time.
         let file = try #require(FileHandle(forReadingAtPath: path))
         defer { try? file.close() }

@@ -4,7 +4,8 @@
 //
 //     courier-download-probe <authority> <bytes> <destination>
 //
-// Prints one line of JSON: {"baseline": bytes, "peak": bytes, "size": bytes}.
+// Prints one line of JSON: {"baseline": bytes, "peak": bytes, "size": bytes, "sanitized": bool}
+// (`sanitized`: it runs under AddressSanitizer, whose allocator adds its own overhead).
 import CourierServices
 import Foundation
 
@@ -49,4 +50,5 @@ let file = try await coordinator.download(Bytes(count: count), to: destination).
 let peak = status("VmHWM")
 await coordinator.shutdown()
 await transport.shutdown()
-print(#"{"baseline": \#(baseline), "peak": \#(peak), "size": \#(file.size)}"#)
+let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+print(#"{"baseline": \#(baseline), "peak": \#(peak), "size": \#(file.size), "sanitized": \#(sanitized)}"#)
