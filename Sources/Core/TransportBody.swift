@@ -39,14 +39,7 @@ public struct TransportBody: AsyncSequence, Sendable {
 
     /// Collects the whole body, failing with `responseTooLarge` past `limit` bytes.
     public func collect(upTo limit: Int = .max) async throws -> Data {
-        var data = Data()
-        for try await chunk in self {
-            guard data.count + chunk.count <= limit else {
-                throw ServiceError(.responseTooLarge, "The streamed body exceeds \(limit) bytes.")
-            }
-            data.append(chunk)
-        }
-        return data
+        try await collectChunks(upTo: limit)
     }
 
     /// Stops the transfer without reading (a body nobody will read must still let go of it).
@@ -75,5 +68,20 @@ private struct BytesChunk: AsyncSequence, Sendable {
             defer { data = nil }
             return data
         }
+    }
+}
+
+extension AsyncSequence where Element == Data {
+    /// The chunks joined, failing with `responseTooLarge` past `limit` bytes: what every body
+    /// stream's `collect(upTo:)` does.
+    package func collectChunks(upTo limit: Int) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw ServiceError(.responseTooLarge, "The streamed body exceeds \(limit) bytes.")
+            }
+            data.append(chunk)
+        }
+        return data
     }
 }

@@ -35,17 +35,7 @@ extension TestServer {
             let name = request.query("name") ?? "default"
             let count = request.intQuery("n", default: 1 << 20)
             out.raw(Array("HTTP/1.1 200 OK\r\nContent-Length: \(count)\r\n\r\n".utf8) + Self.pattern(0..<count / 2))
-            let loop = out.context.eventLoop
-            let bound = NIOLoopBound(out, eventLoop: loop)
-            let rest: @Sendable () -> Void = { loop.execute { bound.value.raw(Self.pattern(count / 2..<count)) } }
-            let now = gates.withLock { gates in
-                var gate = gates[name] ?? Gate()
-                if gate.isOpen { return true }
-                gate.pending.append(rest)
-                gates[name] = gate
-                return false
-            }
-            if now { rest() }
+            hold(at: name, out) { responder, _ in responder.raw(Self.pattern(count / 2..<count)) }
         default:
             return false
         }

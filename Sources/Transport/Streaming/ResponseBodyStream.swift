@@ -31,14 +31,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
     /// Collects the whole body (up to `limit` bytes).
     public func collect(upTo limit: Int = .max) async throws -> Data {
-        var data = Data()
-        for try await chunk in self {
-            guard data.count + chunk.count <= limit else {
-                throw ServiceError(.responseTooLarge, "The streamed body exceeds \(limit) bytes.")
-            }
-            data.append(chunk)
-        }
-        return data
+        try await collectChunks(upTo: limit)
     }
 }
 
