@@ -8,7 +8,12 @@ struct LoadPlan: Sendable {
     var request: HTTPRequest
     var body: RequestBody?
     var options: TransferOptions
-    var decorators: [any RequestDecorator]
+    var decorators: [any RequestDecorator] {
+        didSet { observers = Self.observers(in: decorators) }
+    }
+    /// The decorators that observe responses (and may partition coalescing), found once per
+    /// load rather than cast at every attempt.
+    private(set) var observers: [any ResponseObservingDecorator] = []
     var retryPolicy: RetryPolicy
     var coalescing: Coalescing.Mode
     var cachePolicy: CachePolicy = .networkOnly
@@ -37,6 +42,7 @@ struct LoadPlan: Sendable {
         let endpoint = resource.endpoint
         let backend = endpoint.backend
         decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators
+        observers = Self.observers(in: decorators)
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
         cachePolicy = resource.cachePolicy
         cacheableStatus = resource.cacheableStatus
@@ -83,6 +89,7 @@ struct LoadPlan: Sendable {
         self.body = body
         options = configuration.transferOptions
         decorators = configuration.decorators
+        observers = Self.observers(in: decorators)
         retryPolicy = configuration.retryPolicy
         let safe = request.method == .get || request.method == .head
         coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
@@ -102,6 +109,10 @@ struct LoadPlan: Sendable {
         let path = request.path ?? "/"
         let pathOnly = path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
         return "\(request.scheme ?? "")://\(request.authority ?? "")\(pathOnly)"
+    }
+
+    private static func observers(in decorators: [any RequestDecorator]) -> [any ResponseObservingDecorator] {
+        decorators.isEmpty ? [] : decorators.compactMap { $0 as? any ResponseObservingDecorator }
     }
 
     /// `base` with the load's `courier.request.id`.

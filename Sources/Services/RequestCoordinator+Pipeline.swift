@@ -104,7 +104,7 @@ extension RequestCoordinator {
                 return execution
             }
             if case .success(let execution) = outcome {
-                for case let observer as any ResponseObservingDecorator in plan.decorators {
+                for observer in plan.observers {
                     observer.observe(
                         execution.response.head, redirects: execution.response.metrics.redirectCount, of: request)
                 }
@@ -140,8 +140,12 @@ extension RequestCoordinator {
             ? nil
             : FlightKey(
                 request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
-                partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
-        let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
+                partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
+        var validated = plan.options
+        // `execute` validated the request; a receiver may change it (a range to resume), so the
+        // transport checks again then.
+        validated.requestIsValidated = plan.receiver == nil
+        let body = plan.body, options = validated, policy = plan.retryPolicy, id = plan.id
         let logger = plan.logger, stub = plan.stub, receiver = plan.receiver
         return await flights.run(
             id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,

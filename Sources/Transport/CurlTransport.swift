@@ -172,7 +172,7 @@ public final class CurlTransport: HTTPTransport {
     private func followRedirects(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
     ) async throws -> (HopResult, Int) {
-        try RequestValidation.validate(request)
+        if !options.requestIsValidated { try RequestValidation.validate(request) }
         // The request's logger when the caller gave one (its metadata carries the request id).
         let logger = options.logger ?? backgroundLogger
         var hop = RedirectHop(request: request, body: body)
