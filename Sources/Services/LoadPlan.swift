@@ -129,20 +129,7 @@ struct LoadPlan: Sendable {
 }
 
 /// What a transfer (or the cache) gave one load.
-struct Execution: Sendable {
-    var response: TransportResponse
-    /// Decoded values shared by the waiters of one transfer (nil when it had one waiter).
-    var sharedDecodes: SharedDecodes?
-    var wasCoalesced: Bool
-    /// The request as sent, decorated (nil when the cache answered without a request).
-    var request: HTTPRequest?
-    var source: ResponseSource = .network
-    var isStale = false
-    var networkError: ServiceError?
-    /// The stored response's current age and arrival, when the cache answered.
-    var age: Duration?
-    var storedAt: Date?
-
+extension Execution {
     /// A stored response standing in for a transfer, with an `Age` field generated from its
     /// current age at `now` (RFC 9111, section 5.1).
     static func cached(
