@@ -154,20 +154,13 @@ extension RequestCoordinator {
             : FlightKey(
                 request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
                 partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
-        var validated = plan.options
-        // `execute` validated the request; a receiver may change it (a range to resume), so the
-        // transport checks again then.
-        validated.requestIsValidated = plan.receiver == nil
-        let body = plan.body, options = validated, policy = plan.retryPolicy, id = plan.id
-        let logger = plan.logger, stub = plan.stub, receiver = plan.receiver
+        let transfer = PlannedTransfer(request, plan: plan)
         return await flights.run(
-            id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, reportsShutDown: receiver != nil,
-            joined: { events.emit(id, .coalesced) }
+            id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
+            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
+            joined: { [id = plan.id] in events.emit(id, .coalesced) }
         ) {
-            await self.transferWithRetries(
-                request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub,
-                receiver: receiver)
+            await self.transferWithRetries(transfer)
         }
     }
 

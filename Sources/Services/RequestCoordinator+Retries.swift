@@ -7,27 +7,22 @@ internal import Logging
 /// decision to retry and its report are synchronous, and loads sent straight to the transport
 /// (no responder, no receiver) go through the smallest function.
 extension RequestCoordinator {
-    /// One transfer, repeated as `policy` allows, waiting on the configured clock.
-    nonisolated func transferWithRetries(
-        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, policy: RetryPolicy, id: UInt64,
-        logger: Logger?, stub: LoadPlan.Stub? = nil, receiver: (any ResponseReceiver)? = nil
-    ) async -> Result<TransportResponse, ServiceError> {
+    /// One transfer, repeated as its retry policy allows, waiting on the configured clock.
+    nonisolated func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
         let telemetry = LoadTelemetry.current
         while true {
-            let sent = LoadAttempt(attempt, of: request, telemetry: telemetry)  // the trace context, after the key
+            let sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)  // the trace context, after the key
             let outcome =
-                if stub == nil && receiver == nil {
-                    await send(sent.request, body: body, options: options)
+                if transfer.stub == nil && transfer.receiver == nil {
+                    await send(sent.request, body: transfer.body, options: transfer.options)
                 } else {
-                    await send(sent.request, body: body, options: options, stub: stub, receiver: receiver)
+                    await send(
+                        sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
+                        receiver: transfer.receiver)
                 }
             sent.end(outcome)
-            guard
-                let delay = retryDelay(
-                    after: outcome, of: request, attempt: attempt, policy: policy, id: id, logger: logger,
-                    resumesCutBodies: receiver?.resumesCutBodies == true)
-            else { return outcome }
+            guard let delay = retryDelay(after: outcome, of: transfer, attempt: attempt) else { return outcome }
             do {
                 try await configuration.clock.sleep(for: delay)
             } catch {
@@ -78,21 +73,50 @@ extension RequestCoordinator {
     /// nil when `outcome` stands (the policy says so, or the load was cancelled).
     @inline(never)
     private nonisolated func retryDelay(
-        after outcome: Result<TransportResponse, ServiceError>, of request: HTTPRequest, attempt: Int,
-        policy: RetryPolicy, id: UInt64, logger: Logger?, resumesCutBodies: Bool
+        after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
     ) -> Duration? {
         guard !Task.isCancelled,
-            let delay = policy.delay(
-                after: outcome, of: request, attempt: attempt, resumesCutBodies: resumesCutBodies,
-                now: configuration.now(), random: Double.random(in: 0..<1))
+            let delay = transfer.policy.delay(
+                after: outcome, of: transfer.request, attempt: attempt,
+                resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
+                random: Double.random(in: 0..<1))
         else { return nil }
         let reason: String
         switch outcome {
         case .success(let response): reason = "HTTP \(response.head.status.code)"
         case .failure(let error): reason = error.code.description
         }
-        events.emit(id, .retried(attempt: attempt, delay: delay, reason: reason))
-        logger?.debug("retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
+        events.emit(transfer.id, .retried(attempt: attempt, delay: delay, reason: reason))
+        transfer.logger?.debug(
+            "retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
         return delay
+    }
+}
+
+/// What every attempt of one load's transfer sends, in one box: the retry loop holds a
+/// reference across its `await`s rather than a copy of each part.
+final class PlannedTransfer: Sendable {
+    let request: HTTPRequest
+    let body: RequestBody?
+    let options: TransferOptions
+    let policy: RetryPolicy
+    let id: UInt64
+    let logger: Logger?
+    let stub: LoadPlan.Stub?
+    let receiver: (any ResponseReceiver)?
+
+    init(_ request: HTTPRequest, plan: LoadPlan) {
+        self.request = request
+        body = plan.body
+        var options = plan.options
+        // `execute` validated the request; a receiver may change it (a range to resume), so the
+        // transport checks again then.
+        options.requestIsValidated = plan.receiver == nil
+        self.options = options
+        policy = plan.retryPolicy
+        id = plan.id
+        logger = plan.logger
+        stub = plan.stub
+        receiver = plan.receiver
     }
 }
