@@ -178,10 +178,9 @@ public final class CurlTransport: HTTPTransport {
         var hop = RedirectHop(request: request, body: body)
         var redirects = 0
         while true {
-            let prepared = PreparedRequest(hop.request, body: hop.body, options: options)
             let result: HopResult
             do {
-                result = try await perform(prepared, streamed: streamed)
+                result = try await perform(hop, options: options, streamed: streamed)
             } catch let error as ServiceError {
                 if let logger, logger.logLevel <= .debug {
                     logger.debug(
@@ -213,9 +212,15 @@ public final class CurlTransport: HTTPTransport {
         }
     }
 
-    /// Runs one hop on a loop and waits for it (for its head, when streamed).
-    private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
-        let transfer = Transfer(request: request, bodyBuffers: bodyBuffers)
+    @inline(never)
+    private func makeTransfer(_ hop: RedirectHop, options: TransferOptions) -> Transfer {
+        Transfer(request: PreparedRequest(hop.request, body: hop.body, options: options), bodyBuffers: bodyBuffers)
+    }
+
+    /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
+    /// request goes straight into the transfer, never into an async frame held for the hop.
+    private func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
+        let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         let raw = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
