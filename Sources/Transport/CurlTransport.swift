@@ -123,17 +123,7 @@ public final class CurlTransport: HTTPTransport {
     {
         defer { options.progress?.finish() }
         let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: false)
-        var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
-        response.metrics.redirectCount = redirects
-        if options.decompressesResponses {
-            let codings = try ContentCodings(headers: hop.head.headerFields)
-            if !codings.isIdentity {
-                response.body = try codings.decode(hop.body, limit: options.maximumBodySize)
-                response.head.headerFields[.contentEncoding] = nil
-                response.head.headerFields[.contentLength] = nil
-            }
-        }
-        return response
+        return try Self.response(of: hop, redirects: redirects, options: options)
     }
 
     /// Sends a request and returns as soon as the response head arrives; the body follows
@@ -210,11 +200,6 @@ public final class CurlTransport: HTTPTransport {
                 logger.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
             }
         }
-    }
-
-    @inline(never)
-    private func makeTransfer(_ hop: RedirectHop, options: TransferOptions) -> Transfer {
-        Transfer(request: PreparedRequest(hop.request, body: hop.body, options: options), bodyBuffers: bodyBuffers)
     }
 
     /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
