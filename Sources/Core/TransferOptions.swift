@@ -46,6 +46,9 @@ public struct TransferOptions: Sendable {
     /// coordinator sets it to the load's logger. Not part of a request's identity: loads that
     /// share one transfer log it to the logger of the load that started it.
     public var logger: Logger?
+    /// Set by a caller that already checked the request with ``RequestValidation/validate(_:)``
+    /// (the coordinator, once per load), so the transport does not check it again.
+    package var requestIsValidated = false
 
     /// Creates default options.
     public init() {}

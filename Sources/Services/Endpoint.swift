@@ -76,24 +76,31 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         guard let schemeEnd = Self.schemeSeparator(in: baseURL) else {
             throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
         }
+        // Scanned as UTF-8 bytes: walking characters costs more than the rest of the request.
         let scheme: String
-        switch Self.asciiLowercased(baseURL.utf8[..<schemeEnd.lowerBound]) {
-        case Array("http".utf8): scheme = "http"
-        case Array("https".utf8): scheme = "https"
-        default: throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
+        let schemeBytes = baseURL.utf8[..<schemeEnd.lowerBound]
+        if Self.equalsIgnoringASCIICase(schemeBytes, "http") {
+            scheme = "http"
+        } else if Self.equalsIgnoringASCIICase(schemeBytes, "https") {
+            scheme = "https"
+        } else {
+            throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
         }
-        let rest = baseURL[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        let authority = String(rest[..<authorityEnd])
+        let rest = baseURL.utf8[schemeEnd.upperBound...]
+        let authorityEnd =
+            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? rest.endIndex
+        let authority = String(baseURL[schemeEnd.upperBound..<authorityEnd])
         guard !authority.isEmpty else { throw ServiceError(.invalidRequest, "The base URL has no host.") }
-        var basePath = String(rest[authorityEnd...])
+        var basePath = String(baseURL[authorityEnd...])
         if basePath.utf8.contains(UInt8(ascii: "?")) || basePath.utf8.contains(UInt8(ascii: "#")) {
             throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
         }
-        while basePath.hasSuffix("/") { basePath.removeLast() }
+        while basePath.utf8.last == UInt8(ascii: "/") { basePath.removeLast() }
         var fullPath = basePath
         if !path.isEmpty {
-            fullPath += path.hasPrefix("/") ? path : "/" + path
+            if path.utf8.first != UInt8(ascii: "/") { fullPath += "/" }
+            fullPath += path
         }
         if fullPath.isEmpty { fullPath = "/" }
         var target = PercentEncoding.encodePath(fullPath)
@@ -101,8 +108,17 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         return (scheme, authority, target)
     }
 
-    private static func asciiLowercased(_ bytes: Substring.UTF8View) -> [UInt8] {
-        bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
+    /// Whether `bytes` spell `lowercase` in any case (ASCII).
+    private static func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        var offset = 0
+        for byte in bytes {
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            guard folded == expected[offset] else { return false }
+            offset += 1
+        }
+        return true
     }
 
     /// The range of the first "://" (found on the UTF-8 view: a generic substring search costs
@@ -127,10 +143,15 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// `name=value&...` with names and values percent-encoded.
     static func query(_ items: [URLQueryItem]) -> String {
-        items.map { item in
-            let name = PercentEncoding.encodeQueryComponent(item.name)
-            guard let value = item.value else { return name }
-            return name + "=" + PercentEncoding.encodeQueryComponent(value)
-        }.joined(separator: "&")
+        var query = ""
+        for (index, item) in items.enumerated() {
+            if index > 0 { query += "&" }
+            query += PercentEncoding.encodeQueryComponent(item.name)
+            if let value = item.value {
+                query += "="
+                query += PercentEncoding.encodeQueryComponent(value)
+            }
+        }
+        return query
     }
 }

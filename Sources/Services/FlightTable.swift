@@ -139,7 +139,7 @@ final class FlightTable: Sendable {
         var shared = false
         let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard let flight = state.flights.removeValue(forKey: serial) else { return [] }
-            if let key = flight.key, state.joinable[key] == serial { state.joinable[key] = nil }
+            if let key = flight.key { Self.removeJoinable(key, of: serial, from: &state) }
             shared = !flight.joiners.isEmpty
             if let waiting = state.waiting[serial], waiting.flight == serial {
                 first = state.waiting.removeValue(forKey: serial)
@@ -164,6 +164,13 @@ final class FlightTable: Sendable {
         for waiter in drained { waiter.resume() }
     }
 
+    /// Makes flight `serial` no longer joinable by `key`, unless another flight took the key.
+    /// One lookup: comparing two keys in full costs more than hashing one.
+    private static func removeJoinable(_ key: FlightKey, of serial: UInt64, from state: inout State) {
+        guard let index = state.joinable.index(forKey: key), state.joinable.values[index] == serial else { return }
+        state.joinable.remove(at: index)
+    }
+
     /// A cancelled load leaves at once; the last one out cancels the transfer.
     private func leave(_ id: UInt64) {
         let (waiting, task) = state.withLock { state -> (Waiting?, Task<Void, Never>?) in
@@ -174,7 +181,7 @@ final class FlightTable: Sendable {
             if flight.waiting == 0 {
                 flight.isCancelled = true
                 task = flight.task
-                if let key = flight.key, state.joinable[key] == waiting.flight { state.joinable[key] = nil }
+                if let key = flight.key { Self.removeJoinable(key, of: waiting.flight, from: &state) }
             }
             state.flights[waiting.flight] = flight
             return (waiting, task)

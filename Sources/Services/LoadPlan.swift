@@ -8,7 +8,12 @@ struct LoadPlan: Sendable {
     var request: HTTPRequest
     var body: RequestBody?
     var options: TransferOptions
-    var decorators: [any RequestDecorator]
+    var decorators: [any RequestDecorator] {
+        didSet { observers = Self.observers(in: decorators) }
+    }
+    /// The decorators that observe responses (and may partition coalescing), found once per
+    /// load rather than cast at every attempt.
+    private(set) var observers: [any ResponseObservingDecorator] = []
     var retryPolicy: RetryPolicy
     var coalescing: Coalescing.Mode
     var cachePolicy: CachePolicy = .networkOnly
@@ -37,6 +42,7 @@ struct LoadPlan: Sendable {
         let endpoint = resource.endpoint
         let backend = endpoint.backend
         decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators
+        observers = Self.observers(in: decorators)
         retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
         cachePolicy = resource.cachePolicy
         cacheableStatus = resource.cacheableStatus
@@ -83,6 +89,7 @@ struct LoadPlan: Sendable {
         self.body = body
         options = configuration.transferOptions
         decorators = configuration.decorators
+        observers = Self.observers(in: decorators)
         retryPolicy = configuration.retryPolicy
         let safe = request.method == .get || request.method == .head
         coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
@@ -104,6 +111,10 @@ struct LoadPlan: Sendable {
         return "\(request.scheme ?? "")://\(request.authority ?? "")\(pathOnly)"
     }
 
+    private static func observers(in decorators: [any RequestDecorator]) -> [any ResponseObservingDecorator] {
+        decorators.isEmpty ? [] : decorators.compactMap { $0 as? any ResponseObservingDecorator }
+    }
+
     /// `base` with the load's `courier.request.id`.
     static func logger(_ base: Logger?, id: UInt64) -> Logger? {
         guard var logger = base else { return nil }
@@ -118,20 +129,7 @@ struct LoadPlan: Sendable {
 }
 
 /// What a transfer (or the cache) gave one load.
-struct Execution: Sendable {
-    var response: TransportResponse
-    /// Decoded values shared by the waiters of one transfer (nil when it had one waiter).
-    var sharedDecodes: SharedDecodes?
-    var wasCoalesced: Bool
-    /// The request as sent, decorated (nil when the cache answered without a request).
-    var request: HTTPRequest?
-    var source: ResponseSource = .network
-    var isStale = false
-    var networkError: ServiceError?
-    /// The stored response's current age and arrival, when the cache answered.
-    var age: Duration?
-    var storedAt: Date?
-
+extension Execution {
     /// A stored response standing in for a transfer, with an `Age` field generated from its
     /// current age at `now` (RFC 9111, section 5.1).
     static func cached(

@@ -41,7 +41,7 @@ final class LoadTelemetry: Sendable {
     static func start(
         _ plan: LoadPlan, configuration: RequestCoordinator.Configuration, background: Bool
     ) -> LoadTelemetry? {
-        let tracer = configuration.tracer ?? InstrumentationSystem.tracer
+        let tracer = configuration.tracer ?? Self.systemTracer()
         let factory = configuration.metricsFactory ?? MetricsSystem.factory
         let traces = !(tracer is NoOpTracer)
         let metrics = factory is NOOPMetricsHandler ? nil : CourierMetrics(factory: factory)
@@ -57,6 +57,15 @@ final class LoadTelemetry: Sendable {
         if background { span.attributes["courier.background"] = true }
         if let operation = plan.operation { span.attributes["courier.operation"] = operation }
         return telemetry
+    }
+
+    /// `InstrumentationSystem.tracer`, without its search for a `Tracer` conformance when the
+    /// instrument in scope (the task's, else the bootstrapped one) is a no-op, as it is unless
+    /// the process bootstrapped one.
+    private static func systemTracer() -> any Tracer {
+        let instrument = InstrumentationSystem.instrument
+        if instrument is NoOpInstrument || instrument is NoOpTracer { return NoOpTracer() }
+        return InstrumentationSystem.tracer
     }
 
     /// Runs `body` with this telemetry, and its span's context, bound to the task.

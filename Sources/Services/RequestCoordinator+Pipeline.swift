@@ -4,46 +4,72 @@ internal import Logging
 
 extension RequestCoordinator {
     /// Runs one load: events and logs around the cache, decoration, transfer and `finish`.
+    ///
+    /// Every local of an async function that lives across an `await` sits in the task's frame
+    /// for the whole transfer, so the reporting before and after is done in synchronous helpers.
     nonisolated func run<T: Sendable>(
         _ plan: LoadPlan, intent: CacheIntent<T> = .load,
         finish: @escaping @Sendable (Execution) async throws -> T
     ) async throws(ServiceError) -> T {
-        if let operation = plan.operation { events.setOperation(operation, for: plan.id) }
+        if plan.operation != nil { events.setOperation(plan.operation, for: plan.id) }
         defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
-        events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
-        plan.logger?.debug(
-            "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
-        var status: Int?
-        let telemetry = LoadTelemetry.start(plan, configuration: configuration, background: intent.isRefresh)
+        let telemetry = started(plan, background: intent.isRefresh)
         do {
             if let error = plan.buildError { throw error }
             let (value, execution) = try await LoadTelemetry.run(telemetry) {
                 try await deliver(plan, intent: intent, finish: finish)
             }
-            let code = execution.response.head.status.code
-            status = code
-            telemetry?.finished(execution, duration: ContinuousClock.now - plan.started)
-            // The clock is read only when someone listens.
-            events.emit(
-                plan.id,
-                .finished(status: execution.response.head.status, metrics: execution.response.metrics, duration: ContinuousClock.now - plan.started))
-            plan.logger?.debug(
-                "load finished",
-                metadata: ["courier.http.status": "\(code)", "courier.duration": "\(ContinuousClock.now - plan.started)",
-                    "courier.coalesced": "\(execution.wasCoalesced)", "courier.source": "\(execution.source)"])
+            finished(plan, execution: execution, telemetry: telemetry)
             return value
         } catch {
-            let error = ServiceError.wrapping(error)
-            let duration = ContinuousClock.now - plan.started
-            telemetry?.failed(error, status: error.status?.code ?? status, duration: duration)
-            events.emit(
-                plan.id,
-                .failed(code: error.code, status: error.status ?? status.map { HTTPResponse.Status(code: $0) }, duration: duration))
-            // Debug, not info: the caller gets the error; a 404 is not an incident.
-            plan.logger?.debug(
-                "load failed", metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])
-            throw error
+            throw failed(plan, error: error, telemetry: telemetry)
         }
+    }
+
+    // What a load reports when it starts, lands and fails (events, debug logs, telemetry):
+    // synchronous on purpose, so its temporaries sit on the thread's stack for a moment rather
+    // than in the task's frame for the whole transfer.
+
+    /// Reports a load that starts, and returns its telemetry (nil when nothing records).
+    @inline(never)
+    nonisolated func started(_ plan: LoadPlan, background: Bool) -> LoadTelemetry? {
+        events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
+        plan.logger?.debug(
+            "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
+        return LoadTelemetry.start(plan, configuration: configuration, background: background)
+    }
+
+    /// Reports a load that produced a value from `execution`.
+    @inline(never)
+    nonisolated func finished(_ plan: LoadPlan, execution: Execution, telemetry: LoadTelemetry?) {
+        telemetry?.finished(execution, duration: ContinuousClock.now - plan.started)
+        // The clock is read only when someone listens.
+        events.emit(
+            plan.id,
+            .finished(
+                status: execution.response.head.status, metrics: execution.response.metrics,
+                duration: ContinuousClock.now - plan.started))
+        plan.logger?.debug(
+            "load finished",
+            metadata: [
+                "courier.http.status": "\(execution.response.head.status.code)",
+                "courier.duration": "\(ContinuousClock.now - plan.started)",
+                "courier.coalesced": "\(execution.wasCoalesced)", "courier.source": "\(execution.source)",
+            ])
+    }
+
+    /// Reports a load that failed with `error`, and returns it as a `ServiceError`.
+    @inline(never)
+    nonisolated func failed(_ plan: LoadPlan, error: any Error, telemetry: LoadTelemetry?) -> ServiceError {
+        let error = ServiceError.wrapping(error)
+        let duration = ContinuousClock.now - plan.started
+        let status = error.status?.code
+        telemetry?.failed(error, status: status, duration: duration)
+        events.emit(plan.id, .failed(code: error.code, status: error.status, duration: duration))
+        // Debug, not info: the caller gets the error; a 404 is not an incident.
+        plan.logger?.debug(
+            "load failed", metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])
+        return error
     }
 
     /// The value and what produced it: through the cache when the plan's policy uses it (or
@@ -84,6 +110,40 @@ extension RequestCoordinator {
     nonisolated func execute(
         _ plan: LoadPlan, decorated: HTTPRequest? = nil, extraFields: HTTPFields = [:]
     ) async throws -> Execution {
+        // Without decorators, nothing can ask for a replay: a path whose frame is a fraction of
+        // the decorated one's, held for the whole transfer.
+        if plan.decorators.isEmpty {
+            return try await executeUndecorated(plan, request: decorated ?? plan.request, extraFields: extraFields)
+        }
+        return try await executeDecorated(plan, decorated: decorated, extraFields: extraFields)
+    }
+
+    @inline(never)
+
+    private nonisolated func executeUndecorated(
+        _ plan: LoadPlan, request: HTTPRequest, extraFields: HTTPFields
+    ) async throws -> Execution {
+        if Task.isCancelled { throw ServiceError.cancelled() }
+        let request = try Self.prepared(request, extraFields: extraFields)
+        var execution = try await transfer(request, plan: plan).get()
+        execution.request = request
+        return execution
+    }
+
+    /// `request` with `extraFields` set, checked.
+    @inline(never)
+    private static func prepared(_ request: HTTPRequest, extraFields: HTTPFields) throws -> HTTPRequest {
+        var request = request
+        for field in extraFields { request.headerFields[field.name] = field.value }
+        try RequestValidation.validate(request)
+        return request
+    }
+
+    @inline(never)
+
+    private nonisolated func executeDecorated(
+        _ plan: LoadPlan, decorated: HTTPRequest?, extraFields: HTTPFields
+    ) async throws -> Execution {
         var replayed = false
         var first = decorated
         while true {
@@ -95,8 +155,7 @@ extension RequestCoordinator {
             } else {
                 request = try await decorate(plan)
             }
-            for field in extraFields { request.headerFields[field.name] = field.value }
-            try RequestValidation.validate(request)
+            request = try Self.prepared(request, extraFields: extraFields)
 
             let outcome = await transfer(request, plan: plan).map { execution in
                 var execution = execution
@@ -104,12 +163,12 @@ extension RequestCoordinator {
                 return execution
             }
             if case .success(let execution) = outcome {
-                for case let observer as any ResponseObservingDecorator in plan.decorators {
+                for observer in plan.observers {
                     observer.observe(
                         execution.response.head, redirects: execution.response.metrics.redirectCount, of: request)
                 }
             }
-            if replayed || plan.decorators.isEmpty { return try outcome.get() }
+            if replayed { return try outcome.get() }
             let decoratedOutcome: DecoratedOutcome
             switch outcome {
             case .success(let execution): decoratedOutcome = .response(execution.response.head)
@@ -140,68 +199,14 @@ extension RequestCoordinator {
             ? nil
             : FlightKey(
                 request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
-                partitions: plan.decorators.compactMap { ($0 as? any ResponseObservingDecorator)?.coalescingPartition })
-        let body = plan.body, options = plan.options, policy = plan.retryPolicy, id = plan.id
-        let logger = plan.logger, stub = plan.stub, receiver = plan.receiver
+                partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
+        let transfer = PlannedTransfer(request, plan: plan)
         return await flights.run(
-            id: id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, reportsShutDown: receiver != nil,
-            joined: { events.emit(id, .coalesced) }
+            id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
+            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
+            joined: { [id = plan.id] in events.emit(id, .coalesced) }
         ) {
-            await self.transferWithRetries(
-                request, body: body, options: options, policy: policy, id: id, logger: logger, stub: stub,
-                receiver: receiver)
-        }
-    }
-
-    /// One transfer, repeated as `policy` allows, waiting on the configured clock.
-    nonisolated func transferWithRetries(
-        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, policy: RetryPolicy, id: UInt64,
-        logger: Logger?, stub: LoadPlan.Stub? = nil, receiver: (any ResponseReceiver)? = nil
-    ) async -> Result<TransportResponse, ServiceError> {
-        var attempt = 1
-        let telemetry = LoadTelemetry.current
-        while true {
-            let outcome: Result<TransportResponse, ServiceError>
-            let sent = LoadAttempt(attempt, of: request, telemetry: telemetry)  // the trace context, after the key
-            do {
-                if let receiver {
-                    outcome = .success(
-                        try await receiver.receive(sent.request) { request in
-                            guard let stub else {
-                                return try await self.transport.sendStreaming(request, body: body, options: options)
-                            }
-                            let response = try await stub.respond(request)
-                            return StreamingTransportResponse(
-                                head: response.head, metrics: response.metrics, body: .bytes(response.body))
-                        })
-                } else if let stub {
-                    outcome = .success(try await stub.respond(sent.request))
-                } else {
-                    outcome = .success(try await transport.send(sent.request, body: body, options: options))
-                }
-            } catch {
-                outcome = .failure(ServiceError.wrapping(error))
-            }
-            sent.end(outcome)
-            guard !Task.isCancelled,
-                let delay = policy.delay(
-                    after: outcome, of: request, attempt: attempt, resumesCutBodies: receiver?.resumesCutBodies == true,
-                    now: configuration.now(), random: Double.random(in: 0..<1))
-            else { return outcome }
-            let reason: String
-            switch outcome {
-            case .success(let response): reason = "HTTP \(response.head.status.code)"
-            case .failure(let error): reason = error.code.description
-            }
-            events.emit(id, .retried(attempt: attempt, delay: delay, reason: reason))
-            logger?.debug("retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
-            do {
-                try await configuration.clock.sleep(for: delay)
-            } catch {
-                return .failure(.cancelled())
-            }
-            attempt += 1
+            await self.transferWithRetries(transfer)
         }
     }
 

@@ -123,17 +123,7 @@ public final class CurlTransport: HTTPTransport {
     {
         defer { options.progress?.finish() }
         let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: false)
-        var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
-        response.metrics.redirectCount = redirects
-        if options.decompressesResponses {
-            let codings = try ContentCodings(headers: hop.head.headerFields)
-            if !codings.isIdentity {
-                response.body = try codings.decode(hop.body, limit: options.maximumBodySize)
-                response.head.headerFields[.contentEncoding] = nil
-                response.head.headerFields[.contentLength] = nil
-            }
-        }
-        return response
+        return try Self.response(of: hop, redirects: redirects, options: options)
     }
 
     /// Sends a request and returns as soon as the response head arrives; the body follows
@@ -172,16 +162,15 @@ public final class CurlTransport: HTTPTransport {
     private func followRedirects(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
     ) async throws -> (HopResult, Int) {
-        try RequestValidation.validate(request)
+        if !options.requestIsValidated { try RequestValidation.validate(request) }
         // The request's logger when the caller gave one (its metadata carries the request id).
         let logger = options.logger ?? backgroundLogger
         var hop = RedirectHop(request: request, body: body)
         var redirects = 0
         while true {
-            let prepared = PreparedRequest(hop.request, body: hop.body, options: options)
             let result: HopResult
             do {
-                result = try await perform(prepared, streamed: streamed)
+                result = try await perform(hop, options: options, streamed: streamed)
             } catch let error as ServiceError {
                 if let logger, logger.logLevel <= .debug {
                     logger.debug(
@@ -213,9 +202,10 @@ public final class CurlTransport: HTTPTransport {
         }
     }
 
-    /// Runs one hop on a loop and waits for it (for its head, when streamed).
-    private func perform(_ request: PreparedRequest, streamed: Bool) async throws -> HopResult {
-        let transfer = Transfer(request: request, bodyBuffers: bodyBuffers)
+    /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
+    /// request goes straight into the transfer, never into an async frame held for the hop.
+    private func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
+        let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         let raw = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in

@@ -71,6 +71,24 @@ import Testing
         #expect(head?.headerFields[HTTPField.Name("X-A")!] == "a  b")
     }
 
+    @Test func valuesKeepTheirBytesWhateverTheyHold() throws {
+        // Plain ASCII takes a fast path; everything else the lenient one: both keep every byte.
+        let values: [[UInt8]] = [
+            Array("text/html; charset=utf-8".utf8), Array("a\tb".utf8), [], Array("caf\u{E9} \u{1F600}".utf8),
+            [0x61, 0xFF, 0xFE, 0x62], [0x61, 0x01, 0x7F, 0x62], Array("\"quoted\" ~{}|".utf8),
+        ]
+        for value in values {
+            var parser = ResponseHeadParser(limit: 1 << 16)
+            for line in [Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-V: ".utf8) + value + Array("\r\n".utf8), [13, 10]] {
+                _ = try line.withUnsafeBytes { try parser.consume($0) }
+            }
+            let field = try #require(parser.response?.headerFields.first { $0.name.rawName == "X-V" })
+            let expected = HTTPField(name: field.name, lenientValue: value)
+            #expect(field.withUnsafeBytesOfValue { Array($0) } == value)
+            #expect(field.value == expected.value)
+        }
+    }
+
     @Test func anInvalidStatusLineIsMalformed() {
         #expect(throws: ServiceError.self) { try parse(["HTCPCP/1.0 418\r\n", "\r\n"]) }
         #expect(throws: ServiceError.self) { try parse(["HTTP/1.1 20 OK\r\n", "\r\n"]) }

@@ -72,8 +72,20 @@ struct ResponseHeadParser {
             locationCount += 1
             if locationCount > 1 { throw malformed("The response has more than one Location header.") }
         }
-        fields.append(HTTPField(name: name, lenientValue: value))
+        fields.append(Self.field(name, value: value))
         return false
+    }
+
+    /// The field `HTTPField(name:lenientValue:)` makes, without its generic UTF-8 validation,
+    /// which instantiates metadata at every call: a value of visible ASCII, spaces and tabs,
+    /// with no space or tab at either end (almost every value, once trimmed), is legal as it
+    /// is, so the field's string is built directly and holds the same bytes.
+    private static func field(_ name: HTTPField.Name, value: Slice<UnsafeRawBufferPointer>) -> HTTPField {
+        let bytes = UnsafeRawBufferPointer(rebasing: value)
+        guard bytes.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 < 0x7F) }) else {
+            return HTTPField(name: name, lenientValue: value)
+        }
+        return HTTPField(name: name, value: String(decoding: bytes, as: UTF8.self))
     }
 
     private mutating func parseStatusLine(_ line: Slice<UnsafeRawBufferPointer>) throws(ServiceError) -> Bool {

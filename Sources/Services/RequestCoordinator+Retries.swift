@@ -1,0 +1,122 @@
+internal import CourierCore
+internal import HTTPTypes
+internal import Logging
+
+/// One transfer, repeated as the retry policy allows. Split so that the function waiting for
+/// the network, whose frame lives as long as the transfer, keeps only what it needs: the
+/// decision to retry and its report are synchronous, and loads sent straight to the transport
+/// (no responder, no receiver) go through the smallest function.
+extension RequestCoordinator {
+    /// One transfer, repeated as its retry policy allows, waiting on the configured clock.
+    nonisolated func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
+        var attempt = 1
+        let telemetry = LoadTelemetry.current
+        while true {
+            let sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)  // the trace context, after the key
+            let outcome =
+                if transfer.stub == nil && transfer.receiver == nil {
+                    await send(sent.request, body: transfer.body, options: transfer.options)
+                } else {
+                    await send(
+                        sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
+                        receiver: transfer.receiver)
+                }
+            sent.end(outcome)
+            guard let delay = retryDelay(after: outcome, of: transfer, attempt: attempt) else { return outcome }
+            do {
+                try await configuration.clock.sleep(for: delay)
+            } catch {
+                return .failure(.cancelled())
+            }
+            attempt += 1
+        }
+    }
+
+    /// One attempt through the transport.
+    @inline(never)
+    private nonisolated func send(
+        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions
+    ) async -> Result<TransportResponse, ServiceError> {
+        do {
+            return .success(try await transport.send(request, body: body, options: options))
+        } catch {
+            return .failure(ServiceError.wrapping(error))
+        }
+    }
+
+    /// One attempt answered by the configuration's responder, or received by `receiver`.
+    @inline(never)
+    private nonisolated func send(
+        _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, stub: LoadPlan.Stub?,
+        receiver: (any ResponseReceiver)?
+    ) async -> Result<TransportResponse, ServiceError> {
+        do {
+            if let receiver {
+                return .success(
+                    try await receiver.receive(request) { request in
+                        guard let stub else {
+                            return try await self.transport.sendStreaming(request, body: body, options: options)
+                        }
+                        let response = try await stub.respond(request)
+                        return StreamingTransportResponse(
+                            head: response.head, metrics: response.metrics, body: .bytes(response.body))
+                    })
+            }
+            guard let stub else { return await send(request, body: body, options: options) }
+            return .success(try await stub.respond(request))
+        } catch {
+            return .failure(ServiceError.wrapping(error))
+        }
+    }
+
+    /// How long to wait before attempt `attempt + 1`, reported as an event and a debug line;
+    /// nil when `outcome` stands (the policy says so, or the load was cancelled).
+    @inline(never)
+    private nonisolated func retryDelay(
+        after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
+    ) -> Duration? {
+        guard !Task.isCancelled,
+            let delay = transfer.policy.delay(
+                after: outcome, of: transfer.request, attempt: attempt,
+                resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
+                random: Double.random(in: 0..<1))
+        else { return nil }
+        let reason: String
+        switch outcome {
+        case .success(let response): reason = "HTTP \(response.head.status.code)"
+        case .failure(let error): reason = error.code.description
+        }
+        events.emit(transfer.id, .retried(attempt: attempt, delay: delay, reason: reason))
+        transfer.logger?.debug(
+            "retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
+        return delay
+    }
+}
+
+/// What every attempt of one load's transfer sends, in one box: the retry loop holds a
+/// reference across its `await`s rather than a copy of each part.
+final class PlannedTransfer: Sendable {
+    let request: HTTPRequest
+    let body: RequestBody?
+    let options: TransferOptions
+    let policy: RetryPolicy
+    let id: UInt64
+    let logger: Logger?
+    let stub: LoadPlan.Stub?
+    let receiver: (any ResponseReceiver)?
+
+    init(_ request: HTTPRequest, plan: LoadPlan) {
+        self.request = request
+        body = plan.body
+        var options = plan.options
+        // `execute` validated the request; a receiver may change it (a range to resume), so the
+        // transport checks again then.
+        options.requestIsValidated = plan.receiver == nil
+        self.options = options
+        policy = plan.retryPolicy
+        id = plan.id
+        logger = plan.logger
+        stub = plan.stub
+        receiver = plan.receiver
+    }
+}
