@@ -104,7 +104,8 @@ extension RequestCoordinator {
         let lookup = CacheLookup(
             key: key, hit: hit, revalidating: revalidating, otherVariant: otherVariant, requestTime: requestTime,
             range: range, yieldedStored: intent.isUpdates && hit != nil)
-        return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
+        return try await fetchAcrossFleet(
+            plan, request: request, lookup: lookup, cache: cache, plainLoad: intent.isLoad, finish: finish)
     }
 
     /// Whether a plain load under `policy` is answered by `entry` without a request, and how.
