@@ -66,7 +66,8 @@ struct FleetCollapsingTests {
     @Test("two processes, four loads of a cold URL: one lease, one origin request; the waiter serves the shared entry")
     func oneOriginRequest() async throws {
         let store = LeasingTestStore()
-        try await withFleet(store: store) { server, fleet in
+        let metrics = TestMetrics()
+        try await withFleet(store: store, metrics: metrics) { server, fleet in
             let resource = FleetResource(
                 baseURL: server.baseURL, name: "fleet-once",
                 cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
@@ -97,6 +98,10 @@ struct FleetCollapsingTests {
             #expect(namesB.contains("leaseWaited") && namesB.contains("hit shared"))
             #expect(!namesB.contains("leaseTaken"))
         }
+        let outcome = { metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", $0)]) }
+        #expect(outcome("leaseTaken") == 1 && outcome("leaseWaited") == 1 && outcome("leaseWaitTimedOut") == 0)
+        #expect(
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "shared")]) == 1)
     }
 
     @Test("a holder that stores nothing within the wait: the waiter fetches itself (injected clock)")
