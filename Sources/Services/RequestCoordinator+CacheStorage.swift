@@ -47,7 +47,7 @@ extension RequestCoordinator {
             : HTTPCacheRules.mayStore(request: request, response: head)
         guard allowed else { return nil }
         var entry = CachedResponse(
-            status: head.status.code, headerFields: HTTPCacheRules.storedFields(of: head),
+            status: head.status, headerFields: HTTPCacheRules.storedFields(of: head),
             body: execution.response.body, requestTime: requestTime, responseTime: responseTime,
             variant: HTTPCacheRules.variant(of: request, responseFields: head.headerFields))
         if policy.mode == .http && !entry.hasValidators {

@@ -46,7 +46,7 @@ extension RequestCoordinator {
         let requestTime = configuration.now()
         // A caller's own conditions are for the server: the cache neither answers nor adds its own.
         var hit = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
-        if let found = hit, found.response.status == 304 || found.response.status == 206 {
+        if let found = hit, found.response.status == .notModified || found.response.status == .partialContent {
             // Never the resource itself (a store written by an older version may hold one).
             await cache.removeEntry(for: key)
             events.emit(plan.id, .cache(.invalidated(key: label)))
