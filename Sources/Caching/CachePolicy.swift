@@ -67,12 +67,15 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        switch mode {
-        case .networkOnly: "networkOnly"
-        case .cacheElseNetwork(let maxAge): "cacheElseNetwork(maxAge: \(maxAge))"
-        case .cacheOnly: "cacheOnly"
-        case .networkElseCache: "networkElseCache"
-        case .http: "http"
-        }
+        let name =
+            switch mode {
+            case .networkOnly: "networkOnly"
+            case .cacheElseNetwork(let maxAge): "cacheElseNetwork(maxAge: \(maxAge))"
+            case .cacheOnly: "cacheOnly"
+            case .networkElseCache: "networkElseCache"
+            case .http: "http"
+            }
+        guard let fleet = fleetCollapsing else { return name }
+        return "\(name).collapsingAcrossFleet(wait: \(fleet.wait), lease: \(fleet.lease))"
     }
 }

@@ -180,13 +180,17 @@ struct FleetCollapsingTests {
 
     @Test("a leasing store that throws never fails a load: storeFailed events name the shared tier")
     func failingStore() async throws {
+        let policy = Self.policy.collapsingAcrossFleet()
+        #expect(policy.fleetCollapsing == FleetCollapsing(wait: .seconds(5), lease: .seconds(10)))
+        #expect("\(policy)" == "cacheElseNetwork(maxAge: 600.0 seconds).collapsingAcrossFleet(wait: 5.0 seconds, lease: 10.0 seconds)")
+        #expect(Self.policy.fleetCollapsing == nil && policy != Self.policy)
         let store = LeasingTestStore()
         await store.setFailing(true)
         let metrics = TestMetrics()
         try await withFleet(store: store, clocks: [nil], metrics: metrics) { server, fleet in
             server.openGate("fleet-broken")
             let resource = FleetResource(
-                baseURL: server.baseURL, name: "fleet-broken", cachePolicy: Self.policy.collapsingAcrossFleet())
+                baseURL: server.baseURL, name: "fleet-broken", cachePolicy: policy)
             let events = fleet[0].events()
             let loaded2 = try await fleet[0].load(resource)
             #expect(loaded2.source == .network)
