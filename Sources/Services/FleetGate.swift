@@ -25,6 +25,8 @@ final class FleetGate: Sendable {
     }
 
     private let phases = LockedValue<[CacheKey: Phase]>([:])
+    /// Loads waiting for a leader's decision, every key together (a test hook).
+    let followers = CountWaiters()
 
     /// Enters the gate for `key` as load `id`: the first load leads; the others wait for its decision.
     func enter(_ key: CacheKey, id: UInt64) async -> Turn {
@@ -41,6 +43,7 @@ final class FleetGate: Sendable {
                         if Task.isCancelled { return .fetch }  // fetching checks cancellation first
                         followers[id] = continuation
                         phases[key] = .deciding(followers: followers)
+                        self.followers.add()
                         return nil
                     }
                 }
@@ -51,6 +54,7 @@ final class FleetGate: Sendable {
                 guard case .deciding(var followers) = phases[key], let continuation = followers.removeValue(forKey: id)
                 else { return nil }
                 phases[key] = .deciding(followers: followers)
+                self.followers.add(-1)
                 return continuation
             }
             continuation?.resume(returning: .fetch)
@@ -64,6 +68,7 @@ final class FleetGate: Sendable {
         let followers = phases.withLock { phases -> [UnsafeContinuation<Turn, Never>] in
             guard case .deciding(let followers) = phases[key] else { return [] }
             phases[key] = holdsLease ? .holding : nil
+            self.followers.add(-followers.count)
             return Array(followers.values)
         }
         let turn: Turn = found ? .lookUp : .fetch

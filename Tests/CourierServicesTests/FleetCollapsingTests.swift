@@ -178,6 +178,35 @@ struct FleetCollapsingTests {
         }
     }
 
+    @Test("followers in one process share the leader's wait; a cancelled follower leaves at once")
+    func followers() async throws {
+        let store = LeasingTestStore()
+        try await withFleet(store: store) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-follow",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-follow", count: 1))
+            let leader = Task { try await fleet[1].load(resource) }
+            #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))
+            let follower = Task { try await fleet[1].load(resource) }
+            let leaving = Task { try await fleet[1].load(resource) }
+            #expect(await fleet[1].fleetGate.followers.wait(until: 2, timeout: .seconds(60)))
+            leaving.cancel()
+            let error = await serviceError { _ = try await leaving.value }
+            #expect(error?.code == .cancelled)
+            #expect(fleet[1].fleetGate.followers.count == 1)
+            server.openGate("fleet-follow")
+            _ = try await loadA.value
+            #expect(try await leader.value.source == .shared)
+            let followed = try await follower.value
+            #expect(followed.source == .memory || followed.source == .shared)
+            #expect(followed.value.served == 1)
+            #expect(server.gateCounts("fleet-follow").served == 1)
+            #expect(await store.granted == 1)
+        }
+    }
+
     @Test("a leasing store that throws never fails a load: storeFailed events name the shared tier")
     func failingStore() async throws {
         let policy = Self.policy.collapsingAcrossFleet()
