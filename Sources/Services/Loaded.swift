@@ -45,7 +45,7 @@ public struct ResponseSource: Sendable, Hashable, CustomStringConvertible {
     public static let network = ResponseSource(base: .network)
     /// The memory tier of the cache, with no request made.
     public static let memory = ResponseSource(base: .memory)
-    /// The disk tier (or another store) of the cache, with no request made.
+    /// The disk tier (a store local to the machine) of the cache, with no request made.
     public static let disk = ResponseSource(base: .disk)
     /// The shared tier of the cache (a store the fleet shares), with no request made.
     public static let shared = ResponseSource(base: .shared)

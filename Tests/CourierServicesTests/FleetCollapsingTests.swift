@@ -2,8 +2,10 @@ import CourierCore
 import CourierTestServer
 import CourierTesting
 import Foundation
+import InMemoryTracing
 import MetricsTestKit
 import Testing
+import Tracing
 
 @testable import CourierServices
 
@@ -20,6 +22,7 @@ struct FleetResource: Resource {
 /// `clocks[i]` (nil: the real clock) is what coordinator `i` waits on.
 func withFleet<T>(
     store: LeasingTestStore, clocks: [(any Clock<Duration>)?] = [nil, nil], metrics: TestMetrics? = nil,
+    tracer: W3CTestTracer? = nil,
     _ body: (TestServer, [RequestCoordinator]) async throws -> T
 ) async throws -> T {
     let server = try await TestServer.start()
@@ -29,6 +32,7 @@ func withFleet<T>(
         configuration.cache = TieredCache(stores: [store])
         if let clock { configuration.clock = clock }
         if let metrics { configuration.metricsFactory = metrics }
+        if let tracer { configuration.tracer = tracer }
         let transport = CurlTransport()
         members.append((transport, RequestCoordinator(transport: transport, configuration: configuration)))
     }
@@ -67,7 +71,8 @@ struct FleetCollapsingTests {
     func oneOriginRequest() async throws {
         let store = LeasingTestStore()
         let metrics = TestMetrics()
-        try await withFleet(store: store, metrics: metrics) { server, fleet in
+        let tracer = W3CTestTracer()
+        try await withFleet(store: store, metrics: metrics, tracer: tracer) { server, fleet in
             let resource = FleetResource(
                 baseURL: server.baseURL, name: "fleet-once",
                 cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
@@ -97,6 +102,15 @@ struct FleetCollapsingTests {
             #expect(namesA.contains("stored shared"))
             #expect(namesB.contains("leaseWaited") && namesB.contains("hit shared"))
             #expect(!namesB.contains("leaseTaken"))
+        }
+        let spans = tracer.clientSpans
+        let fleetSpans = spans.filter { $0.attributes.get("courier.cache.fleet") != nil }
+        #expect(fleetSpans.count == 2)
+        for (outcome, source) in [("leaseTaken", "network"), ("leaseWaited", "shared")] {
+            #expect(fleetSpans.contains {
+                $0.attributes.get("courier.cache.fleet") == .string(outcome)
+                    && $0.attributes.get("courier.cache.source") == .string(source)
+            })
         }
         let outcome = { metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", $0)]) }
         #expect(outcome("leaseTaken") == 1 && outcome("leaseWaited") == 1 && outcome("leaseWaitTimedOut") == 0)
