@@ -23,5 +23,11 @@ extension CacheEvent {
         public static let invalidated = Name("invalidated")
         /// ``CacheEvent/storeFailed(_:reason:)``.
         public static let storeFailed = Name("storeFailed")
+        /// ``CacheEvent/leaseTaken(key:)``.
+        public static let leaseTaken = Name("leaseTaken")
+        /// ``CacheEvent/leaseWaited(key:)``.
+        public static let leaseWaited = Name("leaseWaited")
+        /// ``CacheEvent/leaseWaitTimedOut(key:)``.
+        public static let leaseWaitTimedOut = Name("leaseWaitTimedOut")
     }
 }

@@ -22,6 +22,9 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case evicted(CacheTier, count: Int, bytes: Int)
         case invalidated(key: String)
         case storeFailed(CacheTier, reason: String)
+        case leaseTaken(key: String)
+        case leaseWaited(key: String)
+        case leaseWaitTimedOut(key: String)
     }
 
     /// The event, as a value to switch on (inside the package).
@@ -55,6 +58,13 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
     public static func storeFailed(_ tier: CacheTier, reason: String) -> CacheEvent {
         CacheEvent(.storeFailed(tier, reason: reason))
     }
+    /// Fleet-wide collapsing: this process took the lease on the key and fetches for the fleet.
+    public static func leaseTaken(key: String) -> CacheEvent { CacheEvent(.leaseTaken(key: key)) }
+    /// Fleet-wide collapsing: another process held the lease, and the entry it stored answered.
+    public static func leaseWaited(key: String) -> CacheEvent { CacheEvent(.leaseWaited(key: key)) }
+    /// Fleet-wide collapsing: another process held the lease and stored nothing within the
+    /// policy's wait, so this one fetched itself.
+    public static func leaseWaitTimedOut(key: String) -> CacheEvent { CacheEvent(.leaseWaitTimedOut(key: key)) }
 
     /// Which event this is.
     public var name: Name {
@@ -67,6 +77,9 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .evicted: .evicted
         case .invalidated: .invalidated
         case .storeFailed: .storeFailed
+        case .leaseTaken: .leaseTaken
+        case .leaseWaited: .leaseWaited
+        case .leaseWaitTimedOut: .leaseWaitTimedOut
         }
     }
 
@@ -76,7 +89,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .hit(let tier, _), .stored(let tier, _, _), .servedAfterError(let tier, _), .evicted(let tier, _, _),
             .storeFailed(let tier, _):
             tier
-        case .miss, .revalidated, .invalidated: nil
+        case .miss, .revalidated, .invalidated, .leaseTaken, .leaseWaited, .leaseWaitTimedOut: nil
         }
     }
 
@@ -84,7 +97,8 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
     public var key: String? {
         switch base {
         case .hit(_, let key), .miss(let key), .stored(_, let key, _), .revalidated(let key, _),
-            .servedAfterError(_, let key), .invalidated(let key):
+            .servedAfterError(_, let key), .invalidated(let key), .leaseTaken(let key), .leaseWaited(let key),
+            .leaseWaitTimedOut(let key):
             key
         case .evicted, .storeFailed: nil
         }

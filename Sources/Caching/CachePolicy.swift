@@ -19,15 +19,21 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         public init(rawValue: UInt8) { self.rawValue = rawValue }
         /// The in-memory LRU.
         public static let memory = Tiers(rawValue: 1)
-        /// The on-disk store.
+        /// The stores local to the machine (``CacheTier/disk``).
         public static let disk = Tiers(rawValue: 2)
-        /// Memory in front of disk.
-        public static let all: Tiers = [.memory, .disk]
+        /// The stores the fleet shares (``CacheTier/shared``).
+        public static let shared = Tiers(rawValue: 4)
+        /// Every tier the cache has: memory, then disk, then shared. A policy's default, so a
+        /// shared store added to the chain serves every resource that did not name its tiers;
+        /// a resource that must stay on the machine names `[.memory, .disk]`.
+        public static let all: Tiers = [.memory, .disk, .shared]
     }
 
     package let mode: Mode
     /// The tiers this policy reads and writes.
     public let tiers: Tiers
+    /// How loads under this policy collapse across the fleet (nil: they do not).
+    public private(set) var fleetCollapsing: FleetCollapsing? = nil
 
     /// Whether loads read or write the cache at all.
     package var usesCache: Bool { mode != .networkOnly && !tiers.isEmpty }
@@ -51,13 +57,25 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     /// HTTP caching as a private cache (RFC 9111): freshness, validators, `Vary`.
     public static func http(tiers: Tiers = .all) -> CachePolicy { CachePolicy(mode: .http, tiers: tiers) }
 
+    /// This policy, with a load that misses every tier collapsed across the fleet (see
+    /// ``FleetCollapsing``): one process takes a lease of `lease` on the key and fetches; the
+    /// others wait for its entry up to `wait`, then fetch themselves.
+    public func collapsingAcrossFleet(wait: Duration = .seconds(5), lease: Duration = .seconds(10)) -> CachePolicy {
+        var policy = self
+        policy.fleetCollapsing = FleetCollapsing(wait: wait, lease: lease)
+        return policy
+    }
+
     public var description: String {
-        switch mode {
-        case .networkOnly: "networkOnly"
-        case .cacheElseNetwork(let maxAge): "cacheElseNetwork(maxAge: \(maxAge))"
-        case .cacheOnly: "cacheOnly"
-        case .networkElseCache: "networkElseCache"
-        case .http: "http"
-        }
+        let name =
+            switch mode {
+            case .networkOnly: "networkOnly"
+            case .cacheElseNetwork(let maxAge): "cacheElseNetwork(maxAge: \(maxAge))"
+            case .cacheOnly: "cacheOnly"
+            case .networkElseCache: "networkElseCache"
+            case .http: "http"
+            }
+        guard let fleet = fleetCollapsing else { return name }
+        return "\(name).collapsingAcrossFleet(wait: \(fleet.wait), lease: \(fleet.lease))"
     }
 }

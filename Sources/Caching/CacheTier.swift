@@ -1,12 +1,12 @@
 /// Where a cached value was found or stored.
 ///
-/// A struct over a private enum rather than an enum, so that adding a tier (a shared cache is
-/// planned) never breaks a caller's exhaustive `switch`. Compare with `==` or switch with a
+/// A struct over a private enum rather than an enum, so that adding a tier never breaks a caller's exhaustive `switch`. Compare with `==` or switch with a
 /// `default`.
 public struct CacheTier: Sendable, Hashable, CustomStringConvertible {
     package enum Base: String, Sendable, Hashable {
         case memory
         case disk
+        case shared
     }
 
     package let base: Base
@@ -15,9 +15,21 @@ public struct CacheTier: Sendable, Hashable, CustomStringConvertible {
 
     /// The in-memory LRU.
     public static let memory = CacheTier(.memory)
-    /// The store behind it (the disk cache, or a plugged-in ``CacheStore``).
+    /// A store local to this process's machine behind memory (the disk cache, or a plugged-in
+    /// ``CacheStore`` that says nothing else).
     public static let disk = CacheTier(.disk)
+    /// A store the processes of a fleet share (a database, a cache service).
+    public static let shared = CacheTier(.shared)
 
-    /// The tier's name (`memory`, `disk`), stable enough for a log field or a metric label.
+    /// The tiers a policy must name for this tier to be read and written.
+    public var policyTiers: CachePolicy.Tiers {
+        switch base {
+        case .memory: .memory
+        case .disk: .disk
+        case .shared: .shared
+        }
+    }
+
+    /// The tier's name (`memory`, `disk`, `shared`), stable enough for a log field or a metric label.
     public var description: String { base.rawValue }
 }

@@ -3,8 +3,8 @@ public import HTTPTypes
 
 /// A stored response: status, header fields and body, with the times HTTP freshness needs.
 public struct CachedResponse: Sendable, Equatable {
-    /// The status code.
-    public var status: Int
+    /// The status (stores keep its code; the reason phrase is the standard one when read back).
+    public var status: HTTPResponse.Status
     /// The response's header fields, without those that only described the wire
     /// (`Content-Encoding` of a body Courier inflated, `Content-Length`, `Transfer-Encoding`,
     /// hop-by-hop fields and those the response's `Connection` named).
@@ -22,7 +22,7 @@ public struct CachedResponse: Sendable, Equatable {
 
     /// Creates an entry.
     public init(
-        status: Int, headerFields: HTTPFields, body: Data, requestTime: Date, responseTime: Date,
+        status: HTTPResponse.Status, headerFields: HTTPFields, body: Data, requestTime: Date, responseTime: Date,
         expiresAt: Date? = nil, variant: String? = nil
     ) {
         self.status = status
@@ -47,5 +47,5 @@ public struct CachedResponse: Sendable, Equatable {
     }
 
     /// The head to hand to a decoder.
-    public var head: HTTPResponse { HTTPResponse(status: .init(code: status), headerFields: headerFields) }
+    public var head: HTTPResponse { HTTPResponse(status: status, headerFields: headerFields) }
 }

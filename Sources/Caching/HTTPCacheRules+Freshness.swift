@@ -35,7 +35,7 @@ extension HTTPCacheRules {
             guard Set(expiresLines).count == 1, let expiry = HTTPDate.parse(expires) else { return 0 }
             return max(0, expiry.timeIntervalSince(date))
         }
-        if heuristicallyCacheable.contains(entry.status), let text = fields[.lastModified],
+        if heuristicallyCacheable.contains(entry.status.code), let text = fields[.lastModified],
             let lastModified = HTTPDate.parse(text)
         {
             return min(heuristicLimit, max(0, date.timeIntervalSince(lastModified) / 10))

@@ -43,9 +43,9 @@ extension HTTPCacheRules {
     /// stored response). Nil when ``byteRange(_:length:)`` is nil or the entry is not a 200:
     /// the request then goes to the network, whose 206 is passed on and never stored.
     package static func partial(_ entry: CachedResponse, range value: String) -> CachedResponse? {
-        guard entry.status == 200, let range = byteRange(value, length: entry.body.count) else { return nil }
+        guard entry.status == .ok, let range = byteRange(value, length: entry.body.count) else { return nil }
         var part = entry
-        part.status = 206
+        part.status = .partialContent
         part.headerFields[.contentRange] = "bytes \(range.first)-\(range.last)/\(entry.body.count)"
         let start = entry.body.startIndex
         part.body = Data(entry.body[(start + range.first)...(start + range.last)])

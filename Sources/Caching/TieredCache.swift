@@ -1,11 +1,13 @@
 public import FoundationEssentials
 
-/// Memory in front of a store (usually a ``DiskCache``): reads try memory first, then the store,
-/// and a store hit is promoted to memory; writes go to the tiers a policy names.
+/// Memory in front of a chain of stores, in order (usually memory, then a ``DiskCache``, then a
+/// store the fleet shares): reads try memory first, then each store; a hit in a lower tier is
+/// promoted to every upper tier the policy names; writes go to every tier a policy names.
 ///
-/// The memory tier is plain state inside this actor, so a memory hit costs one actor hop. A
-/// failing store never fails a load: its error becomes a ``CacheEvent/storeFailed(_:reason:)``
-/// event and the cache carries on as if it had missed.
+/// Each store says which tier it is (``CacheStore/tier``). The memory tier is plain state
+/// inside this actor, so a memory hit costs one actor hop. A failing store never fails a load:
+/// its error becomes a ``CacheEvent/storeFailed(_:reason:)`` event naming its tier, and the
+/// chain carries on as if that store had missed.
 public actor TieredCache {
     /// A stored response and where it was found.
     public struct Hit: Sendable {
@@ -15,54 +17,57 @@ public actor TieredCache {
         public var tier: CacheTier
     }
 
-    private var memory: MemoryCache<CacheKey, CachedResponse>
-    /// The store behind memory, if any.
-    public nonisolated let store: (any CacheStore)?
+    var memory: MemoryCache<CacheKey, CachedResponse>
+    /// The stores behind memory, upper first.
+    public nonisolated let stores: [any CacheStore]
     /// Receive evictions and store failures (the coordinator forwards them to its events).
     public nonisolated let observers = CacheObservers()
-    private nonisolated let now: @Sendable () -> Date
+    nonisolated let now: @Sendable () -> Date
 
-    /// Creates a cache with a memory tier bounded by `memory` and, optionally, a second tier.
-    /// `now` is the wall clock used for expiry (tests inject one).
+    /// Creates a cache with a memory tier bounded by `memory` in front of `stores`, in order
+    /// (say, a ``DiskCache`` then a shared store). `now` is the wall clock used for expiry
+    /// (tests inject one).
+    public init(
+        memory limits: MemoryCache<CacheKey, CachedResponse>.Limits = .init(), stores: [any CacheStore],
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        memory = MemoryCache(limits: limits)
+        self.stores = stores
+        self.now = now
+        let observers = self.observers
+        for case let disk as DiskCache in stores { disk.observers.add { observers.notify($0) } }
+    }
+
+    /// Creates a cache with a memory tier bounded by `memory` and, optionally, one store behind it.
     public init(
         memory limits: MemoryCache<CacheKey, CachedResponse>.Limits = .init(), store: (any CacheStore)? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        memory = MemoryCache(limits: limits)
-        self.store = store
-        self.now = now
-        if let disk = store as? DiskCache {
-            let observers = self.observers
-            disk.observers.add { observers.notify($0) }
-        }
+        self.init(memory: limits, stores: store.map { [$0] } ?? [], now: now)
     }
+
+    /// The first store behind memory, if any.
+    public nonisolated var store: (any CacheStore)? { stores.first }
 
     /// Entries and total cost of the memory tier.
     public var memoryUsage: (count: Int, cost: Int) { (memory.count, memory.totalCost) }
 
-    /// The response stored for `key` in `tiers`, memory first. Expired entries are misses.
+    /// The response stored for `key` in `tiers`, memory first, then each store in order. Expired
+    /// entries are misses. A hit below memory is copied to every upper tier in `tiers`.
     public func lookup(_ key: CacheKey, in tiers: CachePolicy.Tiers = .all) async -> Hit? {
         if tiers.contains(.memory), let response = memory.value(for: key, now: self.now()) {
             return Hit(response: response, tier: .memory)
         }
-        guard tiers.contains(.disk), let store else { return nil }
-        let found: CachedResponse?
-        do {
-            found = try await store.entry(for: key)
-        } catch {
-            observers.notify(.storeFailed(.disk, reason: "\(error)"))
-            return nil
+        for (index, store) in stores.enumerated() where tiers.contains(store.tier.policyTiers) {
+            guard let response = await entry(for: key, in: store) else { continue }
+            await promote(response, for: key, above: index, in: tiers)
+            return Hit(response: response, tier: store.tier)
         }
-        guard let response = found else { return nil }
-        if let expiry = response.expiresAt, expiry <= now() {
-            try? await store.removeEntry(for: key)
-            return nil
-        }
-        if tiers.contains(.memory), !memory.contains(key) { putInMemory(response, for: key) }
-        return Hit(response: response, tier: .disk)
+        return nil
     }
 
-    /// Stores `response` for `key` in `tiers`; returns the tiers that kept it.
+    /// Stores `response` for `key` in `tiers`; returns the tiers that kept it (a tier with
+    /// several stores counts when any of them kept it).
     @discardableResult
     public func store(_ response: CachedResponse, for key: CacheKey, in tiers: CachePolicy.Tiers) async
         -> CachePolicy.Tiers
@@ -73,13 +78,8 @@ public actor TieredCache {
         } else {
             memory.removeValue(for: key)  // never leave an older copy in front of the new one
         }
-        if tiers.contains(.disk), let store {
-            do {
-                try await store.store(response, for: key)
-                kept.insert(.disk)
-            } catch {
-                observers.notify(.storeFailed(.disk, reason: "\(error)"))
-            }
+        for store in stores where tiers.contains(store.tier.policyTiers) {
+            if await put(response, for: key, in: store) { kept.insert(store.tier.policyTiers) }
         }
         return kept
     }
@@ -87,27 +87,20 @@ public actor TieredCache {
     /// Removes `key` from every tier.
     public func removeEntry(for key: CacheKey) async {
         memory.removeValue(for: key)
-        do { try await store?.removeEntry(for: key) } catch { observers.notify(.storeFailed(.disk, reason: "\(error)")) }
+        for store in stores { await reporting(store) { try await $0.removeEntry(for: key) } }
     }
 
     /// Removes entries expired at `now` (default: the cache's clock) from every tier.
     public func removeExpired(now: Date? = nil) async {
         let now = now ?? self.now()
         memory.removeExpired(now: now)
-        do { try await store?.removeExpired(now: now) } catch { observers.notify(.storeFailed(.disk, reason: "\(error)")) }
+        for store in stores { await reporting(store) { try await $0.removeExpired(now: now) } }
     }
 
     /// Empties every tier.
     public func removeAll() async {
         memory.removeAll()
-        do { try await store?.removeAll() } catch { observers.notify(.storeFailed(.disk, reason: "\(error)")) }
-    }
-
-    @discardableResult
-    private func putInMemory(_ response: CachedResponse, for key: CacheKey) -> Bool {
-        let outcome = memory.setValue(response, for: key, cost: response.cost, expiresAt: response.expiresAt)
-        if outcome.count > 0 { observers.notify(.evicted(.memory, count: outcome.count, bytes: outcome.cost)) }
-        return outcome.kept
+        for store in stores { await reporting(store) { try await $0.removeAll() } }
     }
 }
 

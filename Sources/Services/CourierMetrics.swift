@@ -9,13 +9,16 @@ internal import Metrics
 /// - `courier.retries` (counter): attempts resent, by `method`.
 /// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
-///   `miss`) and `source` (`memory`, `disk`, `revalidated`, or `network` on a miss).
+///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
+/// - `courier.cache.fleet` (counter): fleet-wide collapsing decisions, by `outcome`
+///   (`leaseTaken`, `leaseWaited`, `leaseWaitTimedOut`, `storeFailed`).
 struct CourierMetrics: Sendable {
     static let requests = "courier.requests"
     static let duration = "courier.request.duration"
     static let retries = "courier.retries"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
+    static let fleet = "courier.cache.fleet"
 
     let factory: any MetricsFactory
 
@@ -43,6 +46,11 @@ struct CourierMetrics: Sendable {
             Counter(label: Self.cacheLookups, dimensions: [("result", "miss"), ("source", "none")], factory: factory)
                 .increment()
         }
+    }
+
+    /// Records one fleet-wide collapsing decision.
+    func fleetCollapsing(outcome: String) {
+        Counter(label: Self.fleet, dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
     /// Records one resent attempt.

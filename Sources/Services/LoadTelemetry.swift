@@ -117,6 +117,13 @@ final class LoadTelemetry: Sendable {
         metrics?.retried(method: method)
     }
 
+    /// Records what fleet-wide collapsing did for this load (`leaseTaken`, `leaseWaited`,
+    /// `leaseWaitTimedOut`, `storeFailed`).
+    func fleetCollapsing(_ outcome: String) {
+        span?.attributes["courier.cache.fleet"] = outcome
+        metrics?.fleetCollapsing(outcome: outcome)
+    }
+
     private func recordResends(on span: any Span) {
         let count = resends.withLock { $0 }
         if count > 0 { span.attributes["http.request.resend_count"] = count }

@@ -36,7 +36,7 @@ public struct Loaded<Value: Sendable>: Sendable {
 /// caller's exhaustive `switch`: compare with `==`, or switch with a `default`.
 public struct ResponseSource: Sendable, Hashable, CustomStringConvertible {
     private enum Base: String, Sendable, Hashable {
-        case network, memory, disk, revalidated
+        case network, memory, disk, shared, revalidated
     }
 
     private let base: Base
@@ -45,18 +45,26 @@ public struct ResponseSource: Sendable, Hashable, CustomStringConvertible {
     public static let network = ResponseSource(base: .network)
     /// The memory tier of the cache, with no request made.
     public static let memory = ResponseSource(base: .memory)
-    /// The disk tier (or another store) of the cache, with no request made.
+    /// The disk tier (a store local to the machine) of the cache, with no request made.
     public static let disk = ResponseSource(base: .disk)
+    /// The shared tier of the cache (a store the fleet shares), with no request made.
+    public static let shared = ResponseSource(base: .shared)
     /// The cache, after the server confirmed with a 304 that it is still current.
     public static let revalidated = ResponseSource(base: .revalidated)
 
     /// Whether the value came from the cache (with or without a revalidation).
     public var isCache: Bool { self != .network }
 
-    /// The source's name (`network`, `memory`, `disk`, `revalidated`), usable as a log field.
+    /// The source's name (`network`, `memory`, `disk`, `shared`, `revalidated`), usable as a log field.
     public var description: String { base.rawValue }
 
     private init(base: Base) { self.base = base }
 
-    init(_ tier: CacheTier) { self = tier == .memory ? .memory : .disk }
+    init(_ tier: CacheTier) {
+        switch tier {
+        case .memory: self = .memory
+        case .shared: self = .shared
+        default: self = .disk
+        }
+    }
 }

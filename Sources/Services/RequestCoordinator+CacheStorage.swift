@@ -47,7 +47,7 @@ extension RequestCoordinator {
             : HTTPCacheRules.mayStore(request: request, response: head)
         guard allowed else { return nil }
         var entry = CachedResponse(
-            status: head.status.code, headerFields: HTTPCacheRules.storedFields(of: head),
+            status: head.status, headerFields: HTTPCacheRules.storedFields(of: head),
             body: execution.response.body, requestTime: requestTime, responseTime: responseTime,
             variant: HTTPCacheRules.variant(of: request, responseFields: head.headerFields))
         if policy.mode == .http && !entry.hasValidators {
@@ -64,7 +64,7 @@ extension RequestCoordinator {
         _ entry: CachedResponse, key: CacheKey, tiers: CachePolicy.Tiers, cache: TieredCache, plan: LoadPlan
     ) async {
         let kept = await cache.store(entry, for: key, in: tiers)
-        for tier in [CacheTier.memory, .disk] where kept.contains(tier == .memory ? .memory : .disk) {
+        for tier in [CacheTier.memory, .disk, .shared] where kept.contains(tier.policyTiers) {
             events.emit(plan.id, .cache(.stored(tier, key: key.description, bytes: entry.cost)))
         }
     }

@@ -46,7 +46,7 @@ extension RequestCoordinator {
         let requestTime = configuration.now()
         // A caller's own conditions are for the server: the cache neither answers nor adds its own.
         var hit = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
-        if let found = hit, found.response.status == 304 || found.response.status == 206 {
+        if let found = hit, found.response.status == .notModified || found.response.status == .partialContent {
             // Never the resource itself (a store written by an older version may hold one).
             await cache.removeEntry(for: key)
             events.emit(plan.id, .cache(.invalidated(key: label)))
@@ -104,7 +104,8 @@ extension RequestCoordinator {
         let lookup = CacheLookup(
             key: key, hit: hit, revalidating: revalidating, otherVariant: otherVariant, requestTime: requestTime,
             range: range, yieldedStored: intent.isUpdates && hit != nil)
-        return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
+        return try await fetchAcrossFleet(
+            plan, request: request, lookup: lookup, cache: cache, plainLoad: intent.isLoad, finish: finish)
     }
 
     /// Whether a plain load under `policy` is answered by `entry` without a request, and how.

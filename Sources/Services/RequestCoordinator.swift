@@ -22,6 +22,8 @@ public actor RequestCoordinator {
     nonisolated let events = EventHub()
     /// Transfers in flight and their waiters, kept off the actor.
     nonisolated let flights = FlightTable()
+    /// One fleet lease per key at a time (fleet-wide collapsing).
+    nonisolated let fleetGate = FleetGate()
     private nonisolated let cacheObserver: UInt64?
 
     var isShutDown = false

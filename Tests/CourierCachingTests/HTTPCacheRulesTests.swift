@@ -6,7 +6,7 @@ import Testing
 struct HTTPCacheRulesTests {
     let sent = Date(timeIntervalSince1970: 1_700_000_000)
 
-    func entry(_ fields: [String: String], status: Int = 200, delay: TimeInterval = 0) -> CachedResponse {
+    func entry(_ fields: [String: String], status: HTTPResponse.Status = .ok, delay: TimeInterval = 0) -> CachedResponse {
         var headers = HTTPFields()
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { headers[HTTPField.Name(name)!] = value }
         return CachedResponse(

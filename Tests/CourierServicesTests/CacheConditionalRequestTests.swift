@@ -28,7 +28,7 @@ struct CacheConditionalRequestTests {
     func legacyEntries() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
             let cache = try #require(coordinator.configuration.cache)
-            for (key, status) in [("legacy-304", 304), ("legacy-206", 206)] {
+            for (key, status) in [("legacy-304", HTTPResponse.Status.notModified), ("legacy-206", .partialContent)] {
                 let request = HTTPRequest(
                     method: .get, scheme: "http", authority: String(server.baseURL.dropFirst("http://".count)),
                     path: "/cache?key=\(key)")

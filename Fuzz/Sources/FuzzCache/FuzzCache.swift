@@ -59,7 +59,7 @@ public func fuzzOne(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         method: .get, scheme: "https", authority: "example.com", path: "/", headerFields: requestFields)
     let response = HTTPResponse(status: .init(code: status), headerFields: responseFields)
     var entry = CachedResponse(
-        status: status, headerFields: HTTPCacheRules.storedFields(of: response), body: Data("x".utf8),
+        status: response.status, headerFields: HTTPCacheRules.storedFields(of: response), body: Data("x".utf8),
         requestTime: requested, responseTime: requested + delay)
     entry.variant = HTTPCacheRules.variant(of: request, responseFields: entry.headerFields)
     let now = entry.responseTime + elapsed

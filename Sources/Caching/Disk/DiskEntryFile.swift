@@ -34,7 +34,7 @@ enum DiskEntryFile {
     static func encode(_ response: CachedResponse, key: CacheKey) -> [UInt8] {
         var meta = ByteWriter()
         meta.string32(key.rawValue)
-        meta.u16(UInt16(clamping: response.status))
+        meta.u16(UInt16(clamping: response.status.code))  // the code; the reason phrase is not kept
         meta.double(response.requestTime.timeIntervalSince1970)
         meta.double(response.responseTime.timeIntervalSince1970)
         meta.u8(response.expiresAt == nil ? 0 : 1)
@@ -93,7 +93,8 @@ enum DiskEntryFile {
         guard crc(metadata) == prefix.metadataCRC, crc(body) == prefix.bodyCRC else { throw .checksumMismatch }
         var reader = ByteReader(metadata, at: 0)
         guard try reader.string32() == key.rawValue else { return nil }
-        let status = Int(try reader.u16())
+        let code = Int(try reader.u16())
+        guard (0...999).contains(code) else { throw .malformedMetadata }  // HTTPResponse.Status traps past 999
         let requestTime = Date(timeIntervalSince1970: try reader.double())
         let responseTime = Date(timeIntervalSince1970: try reader.double())
         let hasExpiry = try reader.u8() == 1
@@ -111,7 +112,7 @@ enum DiskEntryFile {
         }
         guard reader.isAtEnd else { throw .malformedMetadata }
         return CachedResponse(
-            status: status, headerFields: fields, body: Data(body), requestTime: requestTime,
+            status: HTTPResponse.Status(code: code), headerFields: fields, body: Data(body), requestTime: requestTime,
             responseTime: responseTime, expiresAt: hasExpiry ? Date(timeIntervalSince1970: expiry) : nil,
             variant: variant)
     }

@@ -1,0 +1,34 @@
+/// How a policy collapses identical loads across the processes of a fleet.
+///
+/// It applies to a plain `GET` loaded under ``CachePolicy/http(tiers:)`` or
+/// ``CachePolicy/cacheElseNetwork(maxAge:tiers:)`` that misses every tier, when the cache's chain
+/// has a store conforming to ``CacheLeasing`` in a tier the policy names. Within one process the
+/// coordinator's coalescing stays in front: one load per key asks for the lease, the others
+/// share its outcome. Then:
+///
+/// - the process that takes the lease (for ``lease``) fetches, stores, and gives the lease back
+///   (also when the fetch fails or is cancelled);
+/// - the others poll the leasing store for the entry, backing off from 5 ms to at most 250 ms
+///   (on the coordinator's clock), for at most ``wait``; an entry that appears is served through
+///   the cache's usual rules; a lease that falls free (its holder failed, or died and the lease
+///   expired) is taken; after ``wait`` they fetch themselves.
+///
+/// A store error while leasing never fails a load: it becomes a `storeFailed` event and the load
+/// fetches itself.
+public struct FleetCollapsing: Sendable, Hashable {
+    /// The longest a load waits for another process's entry before fetching itself.
+    public var wait: Duration
+    /// How long a lease lasts when its holder never gives it back (it died).
+    public var lease: Duration
+
+    /// Waits up to `wait` for another process's entry; leases last `lease`.
+    public init(wait: Duration = .seconds(5), lease: Duration = .seconds(10)) {
+        self.wait = wait
+        self.lease = lease
+    }
+
+    /// The first pause between two polls of the leasing store.
+    package static let firstPoll: Duration = .milliseconds(5)
+    /// The longest pause between two polls.
+    package static let longestPoll: Duration = .milliseconds(250)
+}

@@ -1,0 +1,154 @@
+internal import CourierCaching
+internal import CourierCore
+internal import FoundationEssentials
+internal import HTTPTypes
+internal import Logging
+
+/// What the load that leads its process decided with the leasing store.
+enum FleetDecision: Sendable {
+    /// It holds the lease: it fetches, stores, and gives the lease back.
+    case leased(CacheLease)
+    /// Another process stored the entry while this one waited.
+    case found
+    /// It fetches itself, without a lease (the wait ran out, or the store failed).
+    case fetch
+}
+
+extension RequestCoordinator {
+    /// The network part of a plain cached `GET` that missed every tier, collapsed across the
+    /// fleet when its policy says so (``FleetCollapsing``); otherwise ``fetch(_:request:lookup:cache:finish:)``.
+    nonisolated func fetchAcrossFleet<T: Sendable>(
+        _ plan: LoadPlan, request: HTTPRequest, lookup: CacheLookup, cache: TieredCache, plainLoad: Bool,
+        finish: @escaping @Sendable (Execution) async throws -> T
+    ) async throws -> (T, Execution) {
+        let policy = plan.cachePolicy
+        guard plainLoad, let fleet = policy.fleetCollapsing, Self.collapses(policy.mode), lookup.hit == nil,
+            lookup.revalidating == nil, lookup.otherVariant == nil, lookup.range == nil,
+            let leasing = cache.leasingStore(in: policy.tiers)
+        else { return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish) }
+        let key = lookup.key
+        switch await fleetGate.enter(key, id: plan.id) {
+        case .fetch:
+            return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
+        case .lookUp:
+            if let served = try await serveFleetEntry(plan, request: request, key: key, cache: cache, finish: finish) {
+                return served
+            }
+            return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
+        case .lead:
+            break
+        }
+        let decision = await leaseOrWait(leasing, key: key, fleet: fleet, plan: plan)
+        switch decision {
+        case .leased(let lease):
+            fleetGate.decided(key, holdsLease: true, found: false)
+            let result: Result<(T, Execution), any Error>
+            do {
+                result = .success(try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish))
+            } catch {
+                result = .failure(error)
+            }
+            await release(lease, from: leasing, plan: plan)
+            return try result.get()
+        case .found:
+            fleetGate.decided(key, holdsLease: false, found: true)
+            if let served = try await serveFleetEntry(plan, request: request, key: key, cache: cache, finish: finish) {
+                return served
+            }
+        case .fetch:
+            fleetGate.decided(key, holdsLease: false, found: false)
+        }
+        return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
+    }
+
+    /// Takes the lease on `key`, or polls for the entry its holder stores (backing off, on the
+    /// coordinator's clock) and retakes a lease that fell free, for at most `fleet.wait`.
+    nonisolated func leaseOrWait(
+        _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan
+    ) async -> FleetDecision {
+        var waited = Duration.zero
+        var pause = FleetCollapsing.firstPoll
+        while true {
+            do {
+                if waited > .zero, try await leasing.entry(for: key) != nil {
+                    reportFleet(.leaseWaited(key: key.description), plan: plan)
+                    return .found
+                }
+                if let lease = try await leasing.acquireLease(on: key, for: fleet.lease) {
+                    // Another holder may have stored the entry and left since this load looked.
+                    if waited == .zero, try await leasing.entry(for: key) != nil {
+                        await release(lease, from: leasing, plan: plan)
+                        return .found
+                    }
+                    reportFleet(.leaseTaken(key: key.description), plan: plan)
+                    return .leased(lease)
+                }
+            } catch {
+                if !Task.isCancelled { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
+                return .fetch
+            }
+            guard waited < fleet.wait else {
+                reportFleet(.leaseWaitTimedOut(key: key.description), plan: plan)
+                plan.logger?.debug("fleet lease still held after the wait; fetching", metadata: ["courier.cache.key": "\(key)"])
+                return .fetch
+            }
+            let step = min(pause, fleet.wait - waited)
+            do {
+                try await configuration.clock.sleep(for: step)
+            } catch {
+                return .fetch  // cancelled: the fetch that follows reports it
+            }
+            waited += step
+            pause = min(pause * 2, FleetCollapsing.longestPoll)
+        }
+    }
+
+    /// The entry another process stored, served as the policy allows (nil: it does not).
+    private nonisolated func serveFleetEntry<T: Sendable>(
+        _ plan: LoadPlan, request: HTTPRequest, key: CacheKey, cache: TieredCache,
+        finish: @escaping @Sendable (Execution) async throws -> T
+    ) async throws -> (T, Execution)? {
+        let policy = plan.cachePolicy
+        let now = configuration.now()
+        guard let found = await cache.lookup(key, in: policy.tiers),
+            HTTPCacheRules.matchesVariant(found.response, request: request),
+            let serve = storedAnswer(found.response, policy: policy, request: request, now: now)
+        else { return nil }
+        events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
+        let execution = Execution.cached(found.response, source: ResponseSource(found.tier), now: now, isStale: serve.stale)
+        guard let value = try await decodeStored(execution, key: key, cache: cache, plan: plan, finish: finish) else {
+            return nil
+        }
+        if serve.refresh { refreshInBackground(plan, finish: finish) }
+        return (value, execution)
+    }
+
+    /// Gives `lease` back, in a task of its own so that a cancelled load still does; a failure
+    /// is reported and otherwise ignored (the lease expires).
+    private nonisolated func release(_ lease: CacheLease, from leasing: any CacheLeasing, plan: LoadPlan) async {
+        fleetGate.left(lease.key)
+        let outcome = await Task { try await leasing.releaseLease(lease) }.result
+        if case .failure(let error) = outcome { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
+    }
+
+    private nonisolated func reportFleet(_ event: CacheEvent, plan: LoadPlan) {
+        events.emit(plan.id, .cache(event))
+        LoadTelemetry.current?.fleetCollapsing(event.name.description)
+    }
+
+    /// Whether loads under `mode` collapse across the fleet: those a stored entry answers.
+    static func collapses(_ mode: CachePolicy.Mode) -> Bool {
+        switch mode {
+        case .http, .cacheElseNetwork: true
+        case .networkOnly, .cacheOnly, .networkElseCache: false
+        }
+    }
+}
+
+extension CacheIntent {
+    /// Whether this is a plain load (neither `updates()` nor a background refresh).
+    var isLoad: Bool {
+        if case .load = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,251 @@
+import CourierCore
+import CourierTestServer
+import CourierTesting
+import Foundation
+import InMemoryTracing
+import MetricsTestKit
+import Testing
+import Tracing
+
+@testable import CourierServices
+
+/// `/gate?name=` through a cache policy that collapses across the fleet.
+struct FleetResource: Resource {
+    typealias Response = Gate
+    var baseURL: String
+    var name: String
+    var cachePolicy: CachePolicy
+    var endpoint: Endpoint { Endpoint(baseURL, path: "/gate", query: ["name": name]) }
+}
+
+/// Two "processes": coordinators with their own transport and memory tier, sharing `store`.
+/// `clocks[i]` (nil: the real clock) is what coordinator `i` waits on.
+func withFleet<T>(
+    store: LeasingTestStore, clocks: [(any Clock<Duration>)?] = [nil, nil], metrics: TestMetrics? = nil,
+    tracer: W3CTestTracer? = nil,
+    _ body: (TestServer, [RequestCoordinator]) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start()
+    var members: [(CurlTransport, RequestCoordinator)] = []
+    for clock in clocks {
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = TieredCache(stores: [store])
+        if let clock { configuration.clock = clock }
+        if let metrics { configuration.metricsFactory = metrics }
+        if let tracer { configuration.tracer = tracer }
+        let transport = CurlTransport()
+        members.append((transport, RequestCoordinator(transport: transport, configuration: configuration)))
+    }
+    func stop(cancelling: Bool) async {
+        for (transport, coordinator) in members {
+            await coordinator.shutdown(cancellingInFlight: cancelling)
+            await transport.shutdown(cancellingInFlight: cancelling)
+        }
+        await server.stop()
+    }
+    do {
+        let result = try await body(server, members.map(\.1))
+        await stop(cancelling: false)
+        return result
+    } catch {
+        await stop(cancelling: true)
+        throw error
+    }
+}
+
+/// The cache events of `stream` up to its end, as `name tier?` strings.
+func cacheEvents(_ stream: AsyncStream<CoordinatorEvent>) async -> [String] {
+    var names: [String] = []
+    for await event in stream {
+        guard let cache = event.kind.cacheEvent else { continue }
+        names.append(cache.tier.map { "\(cache.name) \($0)" } ?? "\(cache.name)")
+    }
+    return names
+}
+
+@Suite("Fleet-wide collapsing")
+struct FleetCollapsingTests {
+    static let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
+
+    @Test("two processes, four loads of a cold URL: one lease, one origin request; the waiter serves the shared entry")
+    func oneOriginRequest() async throws {
+        let store = LeasingTestStore()
+        let metrics = TestMetrics()
+        let tracer = W3CTestTracer()
+        try await withFleet(store: store, metrics: metrics, tracer: tracer) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-once",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
+            let (eventsA, eventsB) = (fleet[0].events(), fleet[1].events())
+            let loadsA = (0..<3).map { _ in Task { try await fleet[0].load(resource) } }
+            #expect(await server.waitUntilHeld("fleet-once", count: 1))
+            await fleet[0].waitForWaiters(3)  // the other two joined the lease holder's transfer
+            let loadB = Task { try await fleet[1].load(resource) }
+            #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))  // B waits for A's entry
+            server.openGate("fleet-once")
+            var a: [Loaded<Gate>] = []
+            for load in loadsA { a.append(try await load.value) }
+            let b = try await loadB.value
+            #expect(server.gateCounts("fleet-once").served == 1)
+            #expect(a.allSatisfy { $0.source == .network && $0.value.served == 1 })
+            #expect(a.filter(\.wasCoalesced).count == 2)
+            #expect(b.source == .shared && b.value.served == 1)
+            #expect(await store.granted == 1)
+            #expect(await store.released == 1)
+            // Served from the shared tier, B's own memory tier has it now.
+            let loaded1 = try await fleet[1].load(resource)
+            #expect(loaded1.source == .memory)
+            await fleet[0].shutdown()
+            await fleet[1].shutdown()
+            let (namesA, namesB) = (await cacheEvents(eventsA), await cacheEvents(eventsB))
+            #expect(namesA.filter { $0 == "leaseTaken" }.count == 1)
+            #expect(namesA.contains("stored shared"))
+            #expect(namesB.contains("leaseWaited") && namesB.contains("hit shared"))
+            #expect(!namesB.contains("leaseTaken"))
+        }
+        let spans = tracer.clientSpans
+        let fleetSpans = spans.filter { $0.attributes.get("courier.cache.fleet") != nil }
+        #expect(fleetSpans.count == 2)
+        for (outcome, source) in [("leaseTaken", "network"), ("leaseWaited", "shared")] {
+            #expect(fleetSpans.contains {
+                $0.attributes.get("courier.cache.fleet") == .string(outcome)
+                    && $0.attributes.get("courier.cache.source") == .string(source)
+            })
+        }
+        let outcome = { metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", $0)]) }
+        #expect(outcome("leaseTaken") == 1 && outcome("leaseWaited") == 1 && outcome("leaseWaitTimedOut") == 0)
+        #expect(
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "shared")]) == 1)
+    }
+
+    @Test("a holder that stores nothing within the wait: the waiter fetches itself (injected clock)")
+    func waitRunsOut() async throws {
+        let clock = ImmediateTestClock()
+        let store = LeasingTestStore(clock: clock)
+        try await withFleet(store: store, clocks: [nil, clock]) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-slow",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(5), lease: .seconds(30)))
+            let eventsB = fleet[1].events()
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-slow", count: 1))
+            let loadB = Task { try await fleet[1].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-slow", count: 2))  // B gave up waiting and fetched
+            server.openGate("fleet-slow")
+            _ = try await loadA.value
+            #expect(try await loadB.value.source == .network)
+            #expect(server.gateCounts("fleet-slow").served == 2)
+            #expect(clock.sleeps.reduce(.zero, +) == .seconds(5))
+            #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(250) })
+            #expect(await store.granted == 1)
+            await fleet[1].shutdown()
+            let names = await cacheEvents(eventsB)
+            #expect(names.contains("leaseWaitTimedOut") && !names.contains("leaseTaken"))
+        }
+    }
+
+    @Test("a lease whose holder never gives it back expires; the waiter takes it (injected clock)")
+    func leaseExpires() async throws {
+        let clock = ImmediateTestClock()
+        let store = LeasingTestStore(clock: clock)
+        try await withFleet(store: store, clocks: [nil, clock]) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-expiry",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(2)))
+            let eventsB = fleet[1].events()
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-expiry", count: 1))
+            let loadB = Task { try await fleet[1].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-expiry", count: 2))
+            let waited = clock.sleeps.reduce(.zero, +)
+            #expect(waited >= .seconds(2) && waited < .seconds(3))
+            server.openGate("fleet-expiry")
+            _ = try await loadA.value
+            _ = try await loadB.value
+            #expect(await store.granted == 2)
+            #expect(await store.released == 1)  // A's late release leaves B's lease alone
+            await fleet[1].shutdown()
+            let names = await cacheEvents(eventsB)
+            #expect(names.contains("leaseTaken") && !names.contains("leaseWaitTimedOut"))
+        }
+    }
+
+    @Test("a cancelled holder gives its lease back; the waiter takes it and fetches")
+    func holderCancelled() async throws {
+        let store = LeasingTestStore()
+        try await withFleet(store: store) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-cancel",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-cancel", count: 1))
+            let loadB = Task { try await fleet[1].load(resource) }
+            #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))
+            loadA.cancel()
+            let error = await serviceError { _ = try await loadA.value }
+            #expect(error?.code == .cancelled)
+            #expect(await store.released == 1)
+            server.openGate("fleet-cancel")
+            let b = try await loadB.value
+            #expect(b.source == .network)
+            #expect(await store.granted == 2)
+        }
+    }
+
+    @Test("followers in one process share the leader's wait; a cancelled follower leaves at once")
+    func followers() async throws {
+        let store = LeasingTestStore()
+        try await withFleet(store: store) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-follow",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-follow", count: 1))
+            let leader = Task { try await fleet[1].load(resource) }
+            #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))
+            let follower = Task { try await fleet[1].load(resource) }
+            let leaving = Task { try await fleet[1].load(resource) }
+            #expect(await fleet[1].fleetGate.followers.wait(until: 2, timeout: .seconds(60)))
+            leaving.cancel()
+            let error = await serviceError { _ = try await leaving.value }
+            #expect(error?.code == .cancelled)
+            #expect(fleet[1].fleetGate.followers.count == 1)
+            server.openGate("fleet-follow")
+            _ = try await loadA.value
+            #expect(try await leader.value.source == .shared)
+            let followed = try await follower.value
+            #expect(followed.source == .memory || followed.source == .shared)
+            #expect(followed.value.served == 1)
+            #expect(server.gateCounts("fleet-follow").served == 1)
+            #expect(await store.granted == 1)
+        }
+    }
+
+    @Test("a leasing store that throws never fails a load: storeFailed events name the shared tier")
+    func failingStore() async throws {
+        let policy = Self.policy.collapsingAcrossFleet()
+        #expect(policy.fleetCollapsing == FleetCollapsing(wait: .seconds(5), lease: .seconds(10)))
+        #expect("\(policy)" == "cacheElseNetwork(maxAge: 600.0 seconds).collapsingAcrossFleet(wait: 5.0 seconds, lease: 10.0 seconds)")
+        #expect(Self.policy.fleetCollapsing == nil && policy != Self.policy)
+        let store = LeasingTestStore()
+        await store.setFailing(true)
+        let metrics = TestMetrics()
+        try await withFleet(store: store, clocks: [nil], metrics: metrics) { server, fleet in
+            server.openGate("fleet-broken")
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-broken", cachePolicy: policy)
+            let events = fleet[0].events()
+            let loaded2 = try await fleet[0].load(resource)
+            #expect(loaded2.source == .network)
+            let loaded3 = try await fleet[0].load(resource)
+            #expect(loaded3.source == .memory)
+            await fleet[0].shutdown()
+            let names = await cacheEvents(events)
+            // The lookup, the lease and the store each failed once.
+            #expect(names.filter { $0 == "storeFailed shared" }.count == 3)
+        }
+        #expect(metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", "storeFailed")]) == 1)
+        #expect(
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")]) == 1)
+    }
+}
