@@ -9,15 +9,27 @@ let package = Package(
     dependencies: [
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
     ],
     targets: [
         .target(name: "CRawCurl", path: "Sources/CRawCurl", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("z")]),
+        // The generated client of the `openapi` row (committed; scripts/generate-openapi-client.sh).
+        .target(
+            name: "BenchOpenAPIClient",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            path: "Sources/BenchOpenAPIClient",
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]
+        ),
         .executableTarget(
             name: "courier-bench",
             dependencies: [
-                "CRawCurl",
+                "CRawCurl", "BenchOpenAPIClient",
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CourierOpenAPI", package: "Courier"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ],
             path: "Sources/courier-bench",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates the client that CourierOpenAPITests exercise, from
-# Tests/CourierOpenAPITests/openapi.yaml, with swift-openapi-generator's CLI. The output is
-# committed (Tests/CourierOpenAPITests/Generated), so neither the build nor CI runs the
-# generator: run this after changing the document, and commit what it writes.
+# Regenerates, with swift-openapi-generator's CLI, the two committed generated clients:
+# the one CourierOpenAPITests exercise (Tests/CourierOpenAPITests/openapi.yaml -> Generated) and
+# the one courier-bench's `openapi` row sends through both transports
+# (Benchmarks/Sources/BenchOpenAPIClient/openapi.yaml -> Generated). Neither the build nor CI
+# runs the generator: run this after changing a document, and commit what it writes.
 # The generator is built once in a scratch package outside the repository (GENERATOR_DIR,
 # default /tmp/courier-openapi-generator); it pulls OpenAPIKit and Yams, which Courier never does.
 set -euo pipefail
@@ -21,10 +22,15 @@ let package = Package(
 SWIFT
 (cd "$tool_dir" && swift build --product swift-openapi-generator >/dev/null)
 generator="$tool_dir/.build/debug/swift-openapi-generator"
-tests="Tests/CourierOpenAPITests"
-rm -rf "$tests/Generated"
-mkdir -p "$tests/Generated"
-"$generator" generate "$tests/openapi.yaml" \
-    --config "$tests/openapi-generator-config.yaml" \
-    --output-directory "$tests/Generated"
-echo "generated: $(ls "$tests/Generated" | tr '\n' ' ')(swift-openapi-generator $version)"
+# generate FOLDER: FOLDER/openapi.yaml with FOLDER/openapi-generator-config.yaml into FOLDER/Generated.
+generate() {
+    local folder="$1"
+    rm -rf "$folder/Generated"
+    mkdir -p "$folder/Generated"
+    "$generator" generate "$folder/openapi.yaml" \
+        --config "$folder/openapi-generator-config.yaml" \
+        --output-directory "$folder/Generated" >/dev/null
+    echo "generated in $folder/Generated: $(ls "$folder/Generated" | tr '\n' ' ')(swift-openapi-generator $version)"
+}
+generate Tests/CourierOpenAPITests
+generate Benchmarks/Sources/BenchOpenAPIClient

@@ -1,4 +1,6 @@
 public import CourierServices
+public import HTTPTypes
+internal import Foundation
 
 extension CourierClientTransport {
     /// What a ``CourierClientTransport`` does per operation, keyed by operation ID.
@@ -15,12 +17,31 @@ extension CourierClientTransport {
         /// memory before they are sent; a larger one fails with `invalidRequest`.
         public var maximumRequestBodySize = 64 << 20
 
+        /// Operations whose responses stream even as coalescable `GET`s (a large JSON export,
+        /// say), unless a cache policy names them. Non-`GET` operations and binary downloads
+        /// stream without being listed (see ``CourierClientTransport``).
+        public var streamedOperations: Set<String> = []
+
         /// The default configuration: no cache, the coordinator's retries, 64 MiB bodies.
         public init() {}
 
         /// The policy for `operationID`.
         public func cachePolicy(for operationID: String) -> CachePolicy {
             cachePolicies[operationID] ?? defaultCachePolicy
+        }
+    
+        /// Whether the response of `request`, sent as `operationID`, streams: only when it is
+        /// not cached, and it cannot coalesce (not a `GET` or `HEAD`), accepts a type that is not JSON
+        /// or text (a binary download, whose declared errors may still be JSON), or is named in ``streamedOperations``.
+        public func streamsResponse(of request: HTTPRequest, operationID: String) -> Bool {
+            guard cachePolicy(for: operationID) == .networkOnly else { return false }
+            if streamedOperations.contains(operationID) { return true }
+            if request.method != .get && request.method != .head { return true }
+            let accepted = request.headerFields[values: .accept].flatMap { $0.split(separator: ",") }
+                .map { $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? "" }
+            return accepted.contains { type in
+                !(type.isEmpty || type == "*/*" || type.hasPrefix("text/") || type.hasSuffix("json"))
+            }
         }
     }
 }

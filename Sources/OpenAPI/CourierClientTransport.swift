@@ -22,12 +22,21 @@ public import OpenAPIRuntime
 /// outputs. A failed transfer throws a `ServiceError`; the runtime wraps it in a `ClientError`
 /// whose `underlyingError` is that `ServiceError`.
 ///
-/// Bodies are buffered, not streamed: the coordinator sends and delivers whole bodies today.
-/// A request body is collected in memory (it then replays on retries); one over
-/// ``Configuration/maximumRequestBodySize`` fails with `invalidRequest` before anything is
-/// sent. A response over the coordinator's `TransferOptions.maximumBodySize` (64 MiB by
-/// default) fails with `responseTooLarge`; a delivered one reaches the runtime in 64 KiB chunks,
-/// never copied whole a second time.
+/// Response bodies stream when nothing needs them whole: an operation whose cache policy is
+/// `networkOnly` (the default) streams its response when it is not a `GET` or `HEAD` (only
+/// those coalesce), when its request accepts a type that is not JSON or text (a binary download,
+/// e.g. `application/octet-stream`, even with JSON error responses), or when it is named in ``Configuration/streamedOperations``.
+/// A streamed body reaches the runtime chunk by chunk as it arrives, is read once, and stops
+/// the transfer when the client lets it go; decorators (a token refresh) and retries (a 503
+/// with `Retry-After`) still run, but only before the head: a body cut short is never retried.
+/// A cached operation, or a `GET` that may coalesce, is buffered: the coordinator needs its
+/// whole body to store or share it. It must fit `TransferOptions.maximumBodySize` (64 MiB by
+/// default; `responseTooLarge` otherwise) and reaches the runtime in 64 KiB chunks, never
+/// copied whole a second time.
+///
+/// A request body is collected in memory, so that it replays on retries and decorator replays;
+/// one over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest` before
+/// anything is sent.
 public struct CourierClientTransport: ClientTransport {
     /// The coordinator every operation goes through.
     public let coordinator: RequestCoordinator
@@ -53,10 +62,16 @@ public struct CourierClientTransport: ClientTransport {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let target = try Self.absolute(request, baseURL: baseURL)
         let payload = try await Self.collect(body, upTo: configuration.maximumRequestBodySize)
+        let cachePolicy = configuration.cachePolicy(for: operationID)
+        let retryPolicy = configuration.retryPolicies[operationID]
+        if configuration.streamsResponse(of: request, operationID: operationID) {
+            let streamed = try await coordinator.stream(
+                operation: operationID, request: target, body: payload, retryPolicy: retryPolicy, logger: logger)
+            return (streamed.response, request.method == .head ? nil : StreamedChunks.body(streamed))
+        }
         let loaded = try await coordinator.load(
-            operation: operationID, request: target, body: payload,
-            cachePolicy: configuration.cachePolicy(for: operationID),
-            retryPolicy: configuration.retryPolicies[operationID], logger: logger)
+            operation: operationID, request: target, body: payload, cachePolicy: cachePolicy,
+            retryPolicy: retryPolicy, logger: logger)
         let responseBody = request.method == .head ? nil : DataChunks.body(loaded.value)
         return (loaded.response, responseBody)
     }

@@ -27,4 +27,20 @@ extension RequestCoordinator {
             try await Self.finish(resource, execution: execution, id: id)
         }
     }
+
+    /// Sends `request` as the named `operation` and returns at its head, whatever its status;
+    /// the body follows as chunks (``StreamedLoad/body``). As ``load(operation:request:body:cachePolicy:retryPolicy:logger:)``
+    /// but never cached nor coalesced: decorators and retries run before the head, never once
+    /// the body began. Throws `ServiceError` only.
+    package nonisolated func stream(
+        operation: String, request: HTTPRequest, body: RequestBody?, retryPolicy: RetryPolicy?, logger: Logger?
+    ) async throws -> StreamedLoad {
+        var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: .networkOnly, decoder: nil)
+        operationResource.acceptableStatus = 100..<1000
+        operationResource.retryPolicy = retryPolicy
+        let resource = operationResource
+        var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
+        plan.operation = operation
+        return try await stream(resource, plan: plan)
+    }
 }

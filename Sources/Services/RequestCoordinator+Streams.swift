@@ -17,7 +17,12 @@ extension RequestCoordinator {
     /// and span end with the head. Streams skip the cache and never share a transfer. Shutdown
     /// waits for open bodies to end, or, cancelling, fails them with `shutDown`.
     public nonisolated func stream<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> StreamedLoad {
-        var plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        try await stream(resource, plan: LoadPlan(resource: resource, coordinator: self, logger: logger))
+    }
+
+    /// Runs `plan` (of `resource`) as a stream: see ``stream(_:logger:)``.
+    nonisolated func stream<R: Resource>(_ resource: R, plan: LoadPlan) async throws -> StreamedLoad {
+        var plan = plan
         let receiver = StreamReceiver(acceptableStatus: resource.acceptableStatus)
         plan.receiver = receiver
         plan.coalescing = .never

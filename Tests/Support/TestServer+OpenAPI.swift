@@ -15,7 +15,8 @@ import NIOHTTP1
 /// - `POST /openapi/items`: `{"name", "price"}` becomes 201 `{"id": "new", ...}`; an empty
 ///   name, 400 `{"message"}`.
 /// - `GET /openapi/files/blob-<n>`: `n` bytes of ``Payloads/patternByte(at:)``, as
-///   `application/octet-stream`; other names, 404.
+///   `application/octet-stream`; `flaky-<key>-<n>` answers 503 with `Retry-After: 1` twice per
+///   key first; other names, 404.
 extension TestServer {
     func openAPIRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         guard request.path.hasPrefix("/openapi/") else { return false }
@@ -26,6 +27,17 @@ extension TestServer {
         } else if path.hasPrefix("/items/"), request.head.method == .GET {
             let id = String(path.dropFirst("/items/".count))
             getItem(id.removingPercentEncoding ?? id, request, out)
+        } else if path.hasPrefix("/files/flaky-"), let count = path.split(separator: "-").last.flatMap({ Int($0) }) {
+            let served = flakyCounts.withLock { counts in
+                counts["openapi-\(path)", default: 0] += 1
+                return counts["openapi-\(path)"]!
+            }
+            guard served > 2 else {
+                out.send(503, "Unavailable", headers: [("Retry-After", "1")], body: Array("busy".utf8))
+                return true
+            }
+            let bytes = (0..<count).map { Payloads.patternByte(at: $0) }
+            out.send(200, headers: [("Content-Type", "application/octet-stream")], body: bytes)
         } else if path.hasPrefix("/files/blob-"), let count = Int(path.dropFirst("/files/blob-".count)) {
             let bytes = (0..<count).map { Payloads.patternByte(at: $0) }
             out.send(200, headers: [("Content-Type", "application/octet-stream")], body: bytes)

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,typed,many,parse,cache,coalescing] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
 //                          [--soak-load-bound S] [--output soak-results.json]
@@ -17,7 +17,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,typed,many,parse,cache,coalescing] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing] [--output bench-results.json]
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
@@ -74,6 +74,19 @@ if let index = arguments.firstIndex(of: "--typed-child") {
     exit(0)
 }
 
+if let index = arguments.firstIndex(of: "--openapi-child") {
+    // OpenAPI child mode: --openapi-child CLIENT BASE CONCURRENCY REQUESTS
+    let rest = Array(arguments[(index + 1)...])
+    guard rest.count == 4, let client = OpenAPIClient(flag: rest[0]), let concurrency = Int(rest[2]),
+        let requests = Int(rest[3])
+    else {
+        FileHandle.standardError.write(Data("bad --openapi-child arguments: \(rest)\n".utf8))
+        exit(2)
+    }
+    try await runOpenAPIChild(client: client, base: rest[1], concurrency: concurrency, requests: requests)
+    exit(0)
+}
+
 func value(after flag: String) -> String? {
     arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
@@ -108,12 +121,13 @@ func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
-let nginx = ["e2e", "typed", "many", "coalescing"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
+let nginx = ["e2e", "typed", "openapi", "many", "coalescing"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
 stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 do {
     if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    if let nginx, selected("openapi") { try openAPIEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("many") { try manyLoads(nginx: nginx, report: report, quick: quick, runs: runs) }
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
