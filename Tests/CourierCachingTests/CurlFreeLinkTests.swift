@@ -8,11 +8,11 @@ import Testing
 @Suite("A curl-free core")
 struct CurlFreeLinkTests {
     @Test("a program built on CourierCaching alone needs neither libcurl nor zlib")
-    func cachingLinksWithoutCurl() throws {
+    func cachingLinksWithoutCurl() async throws {
         let program = URL(fileURLWithPath: CommandLine.testProductsDirectory)
             .appendingPathComponent("courier-cache-writer").path
         #expect(FileManager.default.isExecutableFile(atPath: program))
-        let (status, output) = try ChildProcess.run("/usr/bin/readelf", ["--dynamic", "--wide", program])
+        let (status, output) = try await ChildProcess.run("/usr/bin/readelf", ["--dynamic", "--wide", program])
         try #require(status == 0, "readelf failed on \(program)")
         let needed = String(decoding: output, as: UTF8.self).split(separator: "\n")
             .filter { $0.contains("(NEEDED)") }

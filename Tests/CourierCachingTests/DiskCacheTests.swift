@@ -208,10 +208,10 @@ struct DiskCacheTests {
                     executable.path, [directory, "8", "\(200_000 + round * 50_000)"], standardOutput: output.writeEnd)
                 output.closeWriteEnd()
                 // Wait for the first complete write, let it run on, then kill it without warning.
-                #expect(output.readLine() == Array("ready\n".utf8))
+                #expect(await output.line() == Array("ready\n".utf8))
                 try await Task.sleep(for: .milliseconds(30 + round * 20))
                 kill(writer.pid, SIGKILL)
-                #expect(writer.wait() == 128 + SIGKILL)
+                #expect(await writer.exit() == 128 + SIGKILL)
             }
             let cache = try DiskCache(directory: directory)
             var found = 0

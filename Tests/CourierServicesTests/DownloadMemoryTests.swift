@@ -22,7 +22,7 @@ struct DownloadMemoryTests {
         let probe = URL(fileURLWithPath: CommandLine.testProductsDirectory)
             .appendingPathComponent("courier-download-probe").path
         let size = 50 << 20
-        let (status, output) = try ChildProcess.run(probe, [server.authority, "\(size)", path])
+        let (status, output) = try await ChildProcess.run(probe, [server.authority, "\(size)", path])
         await server.stop()
         #expect(status == 0)
         let figures = try JSONDecoder().decode(Figures.self, from: Data(output))

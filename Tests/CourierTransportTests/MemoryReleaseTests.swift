@@ -20,7 +20,7 @@ import Testing
         defer { Task { await server.stop() } }
         let path = URL(fileURLWithPath: CommandLine.testProductsDirectory)
             .appendingPathComponent("courier-memory-probe").path
-        let (status, data) = try ChildProcess.run(path, [server.authority])
+        let (status, data) = try await ChildProcess.run(path, [server.authority])
         #expect(status == 0)
         let figures = try JSONDecoder().decode(Figures.self, from: Data(data))
         let megabyte = 1 << 20

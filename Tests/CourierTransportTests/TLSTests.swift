@@ -7,8 +7,8 @@ import Testing
     let peer: TLSPeer
     let transport = CurlTransport()
 
-    init() throws {
-        peer = try TLSPeer.start()
+    init() async throws {
+        peer = try await TLSPeer.start()
         try peer.serve("hello", response: "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello over tls")
     }
 
@@ -66,7 +66,7 @@ import Testing
     @Test func mutualTLSPresentsTheClientCertificate() async throws {
         let clientDirectory = try TemporaryDirectory()
         let client = try TLSPeer.makeCertificate(in: clientDirectory.path, name: "client")
-        let strict = try TLSPeer.start(clientCertificateAuthority: client.certificate)
+        let strict = try await TLSPeer.start(clientCertificateAuthority: client.certificate)
         try strict.serve("hello", response: "HTTP/1.0 200 OK\r\n\r\nmutual")
         let request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
         var options = TransferOptions()

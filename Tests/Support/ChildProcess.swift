@@ -72,15 +72,29 @@ public final class ChildProcess: Sendable {
     /// Whether the child has exited (it is reaped if so).
     public var hasExited: Bool { reap(blocking: false) != nil }
 
-    /// Waits for the child to exit; returns its exit code (128 + signal if a signal ended it).
+    /// Waits for the child to exit, off the cooperative pool; returns its exit code (128 +
+    /// signal if a signal ended it).
+    @discardableResult
+    public func exit() async -> Int32 {
+        (try? await offCooperativePool { self.wait() }) ?? 0
+    }
+
+    /// Waits for the child to exit on the calling thread; returns its exit code (128 + signal
+    /// if a signal ended it).
     @discardableResult
     public func wait() -> Int32 {
         let status = reap(blocking: true) ?? 0
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
-    /// Runs `path` to its end and returns its exit code and what it wrote to stdout.
-    public static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
+    /// Runs `path` to its end and returns its exit code and what it wrote to stdout. The
+    /// waiting happens on a thread of its own, off the cooperative pool.
+    public static func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: [UInt8]) {
+        try await offCooperativePool { try runBlocking(path, arguments) }
+    }
+
+    /// ``run(_:_:)`` on the calling thread, for set-ups that cannot be async.
+    public static func runBlocking(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: [UInt8]) {
         let pipe = OutputPipe()
         let child = try spawn(path, arguments, standardOutput: pipe.writeEnd)
         pipe.closeWriteEnd()
@@ -122,11 +136,19 @@ public final class OutputPipe {
         ends[1] = -1
     }
 
-    /// Reads up to the first newline (included) or the end.
-    public func readLine() -> [UInt8] {
+    /// Reads up to the first newline (included) or the end, off the cooperative pool.
+    public func line() async -> [UInt8] {
+        let end = ends[0]
+        return (try? await offCooperativePool { Self.readLine(from: end) }) ?? []
+    }
+
+    /// Reads up to the first newline (included) or the end, on the calling thread.
+    public func readLine() -> [UInt8] { Self.readLine(from: ends[0]) }
+
+    private static func readLine(from end: Int32) -> [UInt8] {
         var line: [UInt8] = []
         var byte: UInt8 = 0
-        while read(ends[0], &byte, 1) == 1 {
+        while read(end, &byte, 1) == 1 {
             line.append(byte)
             if byte == UInt8(ascii: "\n") { break }
         }

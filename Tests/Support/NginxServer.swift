@@ -63,9 +63,7 @@ public final class NginxServer: Sendable {
     /// listeners accept connections. The waiting (openssl, nginx's start) happens on a
     /// thread of its own, not on the cooperative pool the tests share.
     public static func start() async throws -> NginxServer {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try startBlocking() }) }.start()
-        }
+        try await offCooperativePool { try startBlocking() }
     }
 
     private static func startBlocking() throws -> NginxServer {

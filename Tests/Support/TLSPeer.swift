@@ -27,8 +27,12 @@ public final class TLSPeer: Sendable {
     public var authority: String { "127.0.0.1:\(port)" }
 
     /// Starts a peer. With `clientCertificateAuthority`, it demands a client certificate
-    /// signed by (or equal to) that PEM file.
-    public static func start(clientCertificateAuthority: String? = nil) throws -> TLSPeer {
+    /// signed by (or equal to) that PEM file. The waiting (openssl) happens on a thread of its own, off the cooperative pool.
+    public static func start(clientCertificateAuthority: String? = nil) async throws -> TLSPeer {
+        try await offCooperativePool { try startBlocking(clientCertificateAuthority: clientCertificateAuthority) }
+    }
+
+    private static func startBlocking(clientCertificateAuthority: String?) throws -> TLSPeer {
         let directory = NSTemporaryDirectory() + "courier-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (certificate, key) = try makeCertificate(in: directory, name: "server")
@@ -100,7 +104,7 @@ public final class TLSPeer: Sendable {
 
     @discardableResult
     static func shell(_ command: String) throws -> String {
-        let (status, output) = try ChildProcess.run("/bin/sh", ["-c", command])
+        let (status, output) = try ChildProcess.runBlocking("/bin/sh", ["-c", command])
         guard status == 0 else { throw TLSPeerError.commandFailed(command) }
         return String(decoding: output, as: UTF8.self)
     }
