@@ -7,7 +7,9 @@ let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Courier", path: ".."),
+        // The PostgreSQL trait builds CourierPostgresCache, for the fleet scenario.
+        .package(name: "Courier", path: "..", traits: ["PostgreSQL"]),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
@@ -28,6 +30,8 @@ let package = Package(
                 .product(name: "Courier", package: "Courier"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CourierOpenAPI", package: "Courier"),
+                .product(name: "CourierPostgresCache", package: "Courier"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
             ],

@@ -67,6 +67,13 @@ final class Nginx {
                     root \(root);
                     location /gz/ { gzip_static on; }
                     location /slow/ { limit_rate 64k; }
+                    # The fleet scenario's origin: slow, cacheable for a minute, counted in its log.
+                    location /fleet/ {
+                        alias \(root)/slow/;
+                        limit_rate 64k;
+                        expires 60s;
+                        access_log \(prefix)/fleet.log;
+                    }
                 }
             }
             """
@@ -87,6 +94,12 @@ final class Nginx {
             return nil
         }
         return server
+    }
+
+    /// Requests for `/fleet/` whose line contains `text`, from the access log.
+    func fleetRequests(containing text: String) -> Int {
+        let log = (try? String(contentsOfFile: prefix + "/fleet.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").count { $0.contains(text) }
     }
 
     func stop() {

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
 //                          [--soak-load-bound S] [--output soak-results.json]
@@ -17,7 +17,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
@@ -74,6 +74,17 @@ if let index = arguments.firstIndex(of: "--typed-child") {
     exit(0)
 }
 
+if let index = arguments.firstIndex(of: "--fleet-child") {
+    // Fleet-member mode: --fleet-child PORT PREFIX ROUNDS collapse|plain START
+    do {
+        try await runFleetChild(arguments: Array(arguments[(index + 1)...]))
+    } catch {
+        FileHandle.standardError.write(Data("fleet member: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 if let index = arguments.firstIndex(of: "--openapi-child") {
     // OpenAPI child mode: --openapi-child CLIENT BASE CONCURRENCY REQUESTS
     let rest = Array(arguments[(index + 1)...])
@@ -121,9 +132,11 @@ func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
-let nginx = ["e2e", "typed", "openapi", "many", "coalescing"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
+let nginx = ["e2e", "typed", "openapi", "many", "coalescing", "fleet"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
 stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
+let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
+if let postgres { print("PostgreSQL: \(postgres.version) on 127.0.0.1:\(postgres.port)") }
 do {
     if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
@@ -132,14 +145,17 @@ do {
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
+    if let nginx, let postgres { try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs) }
     if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
 } catch {
     nginx?.stop()
+    postgres?.stop()
     progress(nil)
     print("courier-bench failed: \(error)")
     exit(1)
 }
 nginx?.stop()
+postgres?.stop()
 progress(nil)
 try report.write(to: output, machine: machineDescription(nginx: nginx?.version))
 print("\nWrote \(report.figures.count) figures to \(output)")

@@ -1,0 +1,244 @@
+import Courier
+import CourierPostgresCache
+import Foundation
+import Glibc
+import PostgresNIO
+
+/// The shared tier and fleet-wide collapsing, against a PostgreSQL cluster of the benchmark's
+/// own: hits from each tier, and a fleet of processes loading the same cold URLs at once.
+func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: Int) async throws {
+    try await sharedTierHits(postgres: postgres, report: report, quick: quick, runs: runs)
+    try fleetStampede(nginx: nginx, postgres: postgres, report: report, quick: quick)
+}
+
+/// The connection settings of the benchmark's cluster.
+func postgresConfiguration(port: Int, connections: Int) -> PostgresClient.Configuration {
+    var configuration = PostgresClient.Configuration(
+        host: "127.0.0.1", port: port, username: "postgres", password: nil, database: "postgres", tls: .disable)
+    configuration.options.maximumConnections = connections
+    return configuration
+}
+
+/// Runs `body` with a store on its own pool, then shuts the pool down.
+func withPostgresStore<T>(
+    port: Int, connections: Int = 4, configuration: PostgresCacheStore.Configuration = .init(),
+    _ body: (PostgresCacheStore) async throws -> T
+) async throws -> T {
+    let store = PostgresCacheStore(
+        postgres: postgresConfiguration(port: port, connections: connections), configuration: configuration)
+    let pool = Task { await store.run() }
+    defer { pool.cancel() }
+    return try await body(store)
+}
+
+/// Hits of 10 KB entries from memory, disk and PostgreSQL, one caller: operations/s and the
+/// latency of one hit; PostgreSQL also with 16 callers at once (its pool has 16 connections),
+/// as a server's concurrent requests read it.
+private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, runs: Int) async throws {
+    report.section("Cache tiers: hits/s (median of \(runs)) and one hit's latency; 10 KB entries")
+    let count = quick ? 300 : 2_000
+    let keys = (0..<count).map { CacheKey("GET https://api.example.com/fleet-hits/\($0)") }
+    let entry = CachedResponse(
+        status: .ok, headerFields: [.contentType: "application/json", .eTag: "\"abc\""],
+        body: Data(repeating: UInt8(ascii: "x"), count: 10_240), requestTime: Date(), responseTime: Date())
+    let root = NSTemporaryDirectory() + "courier-bench-tiers-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let memory = TieredCache(memory: .init(totalCost: 1 << 30, count: 20_000))
+    let disk = try DiskCache(directory: root, options: .init(sizeLimit: 1 << 30))
+    var configuration = PostgresCacheStore.Configuration()
+    configuration.timeout = .seconds(5)
+    try await withPostgresStore(port: postgres.port, connections: 16, configuration: configuration) { shared in
+        try await shared.removeAll()
+        for key in keys {
+            await memory.store(entry, for: key, in: .memory)
+            try await disk.store(entry, for: key)
+            try await shared.store(entry, for: key)
+        }
+        /// Hits of every key in order, by `callers` tasks at once: operations/s per run, and
+        /// every hit's latency in microseconds.
+        func measure(callers: Int, _ hit: @escaping @Sendable (CacheKey) async throws -> Bool) async throws
+            -> (rates: [Double], latencies: [Double])
+        {
+            var rates: [Double] = []
+            var latencies: [Double] = []
+            for _ in 0..<runs {
+                let start = ContinuousClock.now
+                let measured = try await withThrowingTaskGroup(of: [Double].self) { group in
+                    for caller in 0..<callers {
+                        group.addTask {
+                            var mine: [Double] = []
+                            for index in stride(from: caller, to: keys.count, by: callers) {
+                                let before = ContinuousClock.now
+                                guard try await hit(keys[index]) else { throw BenchError("tier lost entry \(index)") }
+                                mine.append((ContinuousClock.now - before).seconds * 1e6)
+                            }
+                            return mine
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                }
+                rates.append(Double(keys.count) / (ContinuousClock.now - start).seconds)
+                latencies += measured
+            }
+            return (rates, latencies)
+        }
+        func notes(_ latencies: [Double]) -> [String: Double] {
+            ["us p50": percentile(latencies, 0.5), "us p99": percentile(latencies, 0.99)]
+        }
+        progress("tier hits: memory")
+        let memoryHits = try await measure(callers: 1) { await memory.lookup($0, in: .memory) != nil }
+        progress("tier hits: disk")
+        let diskHits = try await measure(callers: 1) { try await disk.entry(for: $0) != nil }
+        progress("tier hits: PostgreSQL")
+        let sharedHits = try await measure(callers: 1) { try await shared.entry(for: $0) != nil }
+        progress("tier hits: PostgreSQL, 16 callers")
+        let sharedParallel = try await measure(callers: 16) { try await shared.entry(for: $0) != nil }
+        let scenario = "tier hit 10 KB"
+        let reference = report.add(
+            scenario, "memory tier (TieredCache)", unit: "ops/s", samples: memoryHits.rates, notes: notes(memoryHits.latencies))
+        report.add(scenario, "disk tier (DiskCache)", unit: "ops/s", samples: diskHits.rates, reference: reference,
+                   notes: notes(diskHits.latencies))
+        report.add(scenario, "shared tier (PostgresCacheStore), \(postgres.version)", unit: "ops/s",
+                   samples: sharedHits.rates, reference: reference, notes: notes(sharedHits.latencies))
+        report.add(scenario, "shared tier, 16 callers at once", unit: "ops/s", samples: sharedParallel.rates,
+                   reference: reference, notes: notes(sharedParallel.latencies))
+        try await shared.removeAll()
+    }
+}
+
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
+/// What one fleet member measured.
+struct FleetRun: Codable, Sendable {
+    var loads: Int
+    var failures: Int
+    /// Seconds from each round's start to its load's end.
+    var latencies: [Double]
+    /// Loads by the source that answered them (network, shared, ...).
+    var sources: [String: Int]
+}
+
+/// N processes, each loading the same cold URLs in lockstep (every round starts at the same
+/// instant in every process), through memory -> PostgreSQL, with and without fleet-wide
+/// collapsing. The origin is nginx's `/fleet/` (about a second per answer, cacheable for a
+/// minute), whose access log counts what reached it.
+private func fleetStampede(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) throws {
+    let processes = quick ? 3 : 6
+    let rounds = quick ? 2 : 5
+    report.section("Fleet: \(processes) processes x \(rounds) cold URLs at once, origin ~1 s per answer")
+    let scenario = "fleet \(processes)x\(rounds) cold"
+    report.scenario(scenario, detail: "memory -> PostgreSQL in every process; requests the origin saw, lower is better")
+    var plain: Figure?
+    for collapsing in [false, true] {
+        let tag = "\(collapsing ? "collapsed" : "plain")-\(getpid())"
+        progress("fleet: \(processes) processes, \(collapsing ? "collapsing" : "no collapsing")")
+        // Every child connects and prepares first; the first round starts 3 s from now.
+        let start = Date().timeIntervalSince1970 + 3
+        let children = try (0..<processes).map { _ in
+            try FleetChildProcess(arguments: [
+                "--fleet-child", "\(postgres.port)", "\(nginx.base)/fleet/medium.json?r=\(tag)-", "\(rounds)",
+                collapsing ? "collapse" : "plain", "\(start)",
+            ])
+        }
+        let results = try children.map { try $0.wait() }
+        let originRequests = nginx.fleetRequests(containing: "r=\(tag)-")
+        let latencies = results.flatMap(\.latencies)
+        var sources: [String: Int] = [:]
+        for result in results { sources.merge(result.sources, uniquingKeysWith: +) }
+        let notes: [String: Double] = [
+            "loads": Double(results.reduce(0) { $0 + $1.loads }),
+            "failures": Double(results.reduce(0) { $0 + $1.failures }),
+            "s p50": percentile(latencies, 0.5), "s max": latencies.max() ?? 0,
+            "from network": Double(sources["network", default: 0]),
+            "from shared": Double(sources["shared", default: 0]),
+        ]
+        let name = collapsing ? "collapsingAcrossFleet" : "shared tier, no collapsing"
+        let figure = report.add(
+            scenario, name, unit: "origin requests", samples: [Double(originRequests)], reference: plain, notes: notes,
+            higherIsBetter: false)
+        if !collapsing { plain = figure }
+    }
+}
+
+/// A fleet member started with `--fleet-child`; ``wait()`` reads its `FleetRun`.
+private struct FleetChildProcess {
+    let process = Process()
+    let pipe = Pipe()
+
+    init(arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        process.arguments = arguments
+        process.standardOutput = pipe
+        try process.run()
+    }
+
+    func wait() throws -> FleetRun {
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+            let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
+            let run = try? JSONDecoder().decode(FleetRun.self, from: Data(line.utf8))
+        else { throw BenchError("a fleet member failed (exit \(process.terminationStatus))") }
+        return run
+    }
+}
+
+/// The origin's answer as bytes, cached for a minute by its `Cache-Control`, in every tier,
+/// collapsed across the fleet or not.
+private struct FleetResource: Resource {
+    typealias Response = Data
+    let base: String
+    let path: String
+    let collapsing: Bool
+
+    init(url: String, collapsing: Bool) {
+        let parts = BytesResource(url: url)
+        base = parts.base
+        path = parts.path
+        self.collapsing = collapsing
+    }
+
+    var endpoint: Endpoint { Endpoint(base, path: path) }
+    var cachePolicy: CachePolicy {
+        let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(60))
+        return collapsing ? policy.collapsingAcrossFleet(wait: .seconds(10), lease: .seconds(10)) : policy
+    }
+}
+
+/// Fleet-member mode: `--fleet-child PORT PREFIX ROUNDS collapse|plain START`. Round `r` loads
+/// `PREFIX<r>` at `START + 2.5 r` seconds (wall clock), so that every member asks at once;
+/// prints one `FleetRun` JSON line.
+func runFleetChild(arguments: [String]) async throws {
+    guard arguments.count == 5, let port = Int(arguments[0]), let rounds = Int(arguments[2]),
+        let start = Double(arguments[4])
+    else { throw BenchError("bad --fleet-child arguments: \(arguments)") }
+    let collapsing = arguments[3] == "collapse"
+    var storeConfiguration = PostgresCacheStore.Configuration()
+    storeConfiguration.timeout = .seconds(2)
+    let run = try await withPostgresStore(port: port, configuration: storeConfiguration) { store in
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = TieredCache(stores: [store])
+        let coordinator = RequestCoordinator(transport: CurlTransport(), configuration: configuration)
+        var run = FleetRun(loads: 0, failures: 0, latencies: [], sources: [:])
+        for round in 0..<rounds {
+            let roundStart = start + 2.5 * Double(round)
+            let wait = roundStart - Date().timeIntervalSince1970
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            run.loads += 1
+            do {
+                let loaded = try await FleetResource(url: arguments[1] + "\(round)", collapsing: collapsing)
+                    .loadResponse(using: coordinator)
+                run.sources["\(loaded.source)", default: 0] += 1
+            } catch {
+                run.failures += 1
+            }
+            run.latencies.append(Date().timeIntervalSince1970 - roundStart)
+        }
+        await coordinator.shutdown()
+        return run
+    }
+    print(String(decoding: try JSONEncoder().encode(run), as: UTF8.self))
+}
