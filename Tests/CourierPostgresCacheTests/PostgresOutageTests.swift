@@ -1,0 +1,89 @@
+#if PostgreSQL
+import CourierPostgresCache
+import CourierServices
+import CourierTestServer
+import Foundation
+import Testing
+
+/// `/cache?key=` of the test server, kept in the shared tier only (no memory tier in front), so
+/// that every load asks PostgreSQL.
+struct SharedTierResource: Resource {
+    typealias Response = Data
+    var baseURL: String
+    var key: String
+    var cachePolicy: CachePolicy { .cacheElseNetwork(maxAge: .seconds(600), tiers: .shared) }
+    var endpoint: Endpoint { Endpoint(baseURL, path: "/cache", query: ["key": key]) }
+}
+
+@Suite("PostgreSQL cache tier: server outage", postgresAvailable)
+struct PostgresOutageTests {
+    @Test("with the server killed, loads succeed from the network with storeFailed events; after a restart the tier serves again")
+    func serverKilledMidRun() async throws {
+        var configuration = PostgresCacheStore.Configuration()  // the default 250 ms per call
+        configuration.accessTimeResolution = .zero
+        try await withPostgresStore(configuration) { cluster, store in
+            let server = try await TestServer.start()
+            let transport = CurlTransport()
+            var settings = RequestCoordinator.Configuration()
+            settings.cache = TieredCache(stores: [store])
+            let coordinator = RequestCoordinator(transport: transport, configuration: settings)
+            let events = coordinator.events(bufferingNewest: 10_000)
+            func load(_ key: String) async throws -> Loaded<Data> {
+                try await SharedTierResource(baseURL: server.baseURL, key: key).loadResponse(using: coordinator)
+            }
+            do {
+                #expect(try await load("before").source == .network)
+                #expect(try await load("before").source == .shared)
+
+                try await cluster.kill()
+                var slowest = Duration.zero
+                for index in 0..<4 {
+                    let started = ContinuousClock.now
+                    let loaded = try await load("during-\(index)")
+                    slowest = max(slowest, ContinuousClock.now - started)
+                    #expect(loaded.source == .network)
+                }
+                #expect(try await load("before").source == .network)
+                // A lookup and a store, each bounded by 250 ms, plus a loopback request.
+                #expect(slowest < .seconds(2), "slowest load while the server was down: \(slowest)")
+                #expect(server.cacheCounts("during-0").requests == 1)
+
+                try await cluster.restart()
+                var recoveredAfter: Duration?
+                let restarted = ContinuousClock.now
+                var attempt = 0
+                while recoveredAfter == nil, ContinuousClock.now - restarted < .seconds(30) {
+                    attempt += 1
+                    _ = try await load("after-\(attempt)")
+                    if try await load("after-\(attempt)").source == .shared {
+                        recoveredAfter = ContinuousClock.now - restarted
+                    } else {
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                }
+                #expect(recoveredAfter != nil, "the store never served again after the restart")
+                // Committed before the crash, recovered by the restart.
+                #expect(try await load("before").source == .shared)
+                if ProcessInfo.processInfo.environment["COURIER_PG_FIGURES"] != nil {
+                    print("postgres outage: slowest load while down \(slowest); served again \(recoveredAfter.map { "\($0)" } ?? "never") after restart")
+                }
+            } catch {
+                await coordinator.shutdown(cancellingInFlight: true)
+                await transport.shutdown(cancellingInFlight: true)
+                await server.stop()
+                throw error
+            }
+            await coordinator.shutdown()
+            await transport.shutdown()
+            await server.stop()
+            var failures = 0
+            for await event in events where event.kind.cacheEvent?.name == .storeFailed {
+                #expect(event.kind.cacheEvent?.tier == .shared)
+                failures += 1
+            }
+            // Each load while down: a failed lookup and a failed store.
+            #expect(failures >= 10)
+        }
+    }
+}
+#endif
