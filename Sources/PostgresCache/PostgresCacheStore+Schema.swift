@@ -24,7 +24,10 @@ extension PostgresCacheStore {
     func schemaReady() async throws {
         let task: Task<Void, any Error> = schema.withLock { task in
             if let task { return task }
-            let started = Task { try await self.migrate() }
+            // Bounded too, so that a server that stops answering mid-migration cannot wedge every
+            // later call behind it.
+            let limit = max(self.configuration.timeout, .seconds(30))
+            let started = Task { try await CallDeadline.run("setting up its tables", limit: limit) { try await self.migrate() } }
             task = started
             return started
         }

@@ -5,16 +5,6 @@ import CourierTestServer
 import Foundation
 import Testing
 
-/// `/cache?key=` of the test server, kept in the shared tier only (no memory tier in front), so
-/// that every load asks PostgreSQL.
-struct SharedTierResource: Resource {
-    typealias Response = Data
-    var baseURL: String
-    var key: String
-    var cachePolicy: CachePolicy { .cacheElseNetwork(maxAge: .seconds(600), tiers: .shared) }
-    var endpoint: Endpoint { Endpoint(baseURL, path: "/cache", query: ["key": key]) }
-}
-
 @Suite("PostgreSQL cache tier: server outage", postgresAvailable)
 struct PostgresOutageTests {
     @Test("with the server killed, loads succeed from the network with storeFailed events; after a restart the tier serves again")
@@ -22,16 +12,11 @@ struct PostgresOutageTests {
         var configuration = PostgresCacheStore.Configuration()  // the default 250 ms per call
         configuration.accessTimeResolution = .zero
         try await withPostgresStore(configuration) { cluster, store in
-            let server = try await TestServer.start()
-            let transport = CurlTransport()
-            var settings = RequestCoordinator.Configuration()
-            settings.cache = TieredCache(stores: [store])
-            let coordinator = RequestCoordinator(transport: transport, configuration: settings)
-            let events = coordinator.events(bufferingNewest: 10_000)
-            func load(_ key: String) async throws -> Loaded<Data> {
-                try await SharedTierResource(baseURL: server.baseURL, key: key).loadResponse(using: coordinator)
-            }
-            do {
+            let events = try await withSharedTierCoordinator(store: store) { server, coordinator in
+                let events = coordinator.events(bufferingNewest: 10_000)
+                func load(_ key: String) async throws -> Loaded<Data> {
+                    try await CacheRouteResource(baseURL: server.baseURL, key: key).loadResponse(using: coordinator)
+                }
                 #expect(try await load("before").source == .network)
                 #expect(try await load("before").source == .shared)
 
@@ -65,17 +50,12 @@ struct PostgresOutageTests {
                 // Committed before the crash, recovered by the restart.
                 #expect(try await load("before").source == .shared)
                 if ProcessInfo.processInfo.environment["COURIER_PG_FIGURES"] != nil {
-                    print("postgres outage: slowest load while down \(slowest); served again \(recoveredAfter.map { "\($0)" } ?? "never") after restart")
+                    print(
+                        "postgres outage: slowest load while down \(slowest); served again "
+                            + "\(recoveredAfter.map { "\($0)" } ?? "never") after restart")
                 }
-            } catch {
-                await coordinator.shutdown(cancellingInFlight: true)
-                await transport.shutdown(cancellingInFlight: true)
-                await server.stop()
-                throw error
+                return events
             }
-            await coordinator.shutdown()
-            await transport.shutdown()
-            await server.stop()
             var failures = 0
             for await event in events where event.kind.cacheEvent?.name == .storeFailed {
                 #expect(event.kind.cacheEvent?.tier == .shared)

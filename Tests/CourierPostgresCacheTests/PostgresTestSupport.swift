@@ -55,6 +55,50 @@ extension PostgresCacheStore.Configuration {
     }
 }
 
+/// Runs `body` with the loopback test server and a coordinator whose cache is memory in front of
+/// `store`, then shuts both down (cancelling what is in flight when `body` throws).
+func withSharedTierCoordinator<T: Sendable>(
+    store: PostgresCacheStore, _ body: (TestServer, RequestCoordinator) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start()
+    let transport = CurlTransport()
+    var settings = RequestCoordinator.Configuration()
+    settings.cache = TieredCache(stores: [store])
+    let coordinator = RequestCoordinator(transport: transport, configuration: settings)
+    do {
+        let result = try await body(server, coordinator)
+        await coordinator.shutdown()
+        await transport.shutdown()
+        await server.stop()
+        return result
+    } catch {
+        await coordinator.shutdown(cancellingInFlight: true)
+        await transport.shutdown(cancellingInFlight: true)
+        await server.stop()
+        throw error
+    }
+}
+
+/// `/cache?key=` of the test server with `query` and `headers`, under `cachePolicy`.
+struct CacheRouteResource: Resource {
+    typealias Response = Data
+    var baseURL: String
+    var key: String
+    var query: KeyValuePairs<String, String> = [:]
+    var headers: HTTPFields = [:]
+    var cachePolicy: CachePolicy = .cacheElseNetwork(maxAge: .seconds(600), tiers: .shared)
+    var endpoint: Endpoint {
+        Endpoint(baseURL, path: "/cache", query: [URLQueryItem(name: "key", value: key)] + query.map {
+            URLQueryItem(name: $0.key, value: $0.value)
+        })
+    }
+}
+
+extension Loaded<Data> {
+    /// The `/cache` route's body as text.
+    var text: String { String(decoding: value, as: UTF8.self) }
+}
+
 /// A response with every field a store must keep.
 func sampleResponse(
     body: String = "{\"hello\":\"fleet\"}", variant: String? = nil, expiresAt: Date? = Date(timeIntervalSince1970: 2_000_000_000.125)
