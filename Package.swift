@@ -271,11 +271,21 @@ let package = Package(
             path: "Tests/CourierServicesTests",
             swiftSettings: swiftSettings
         ),
+        // One process of a fleet, for the PostgreSQL tier's fleet tests (`PostgreSQL` trait).
+        .executableTarget(
+            name: "courier-pg-fleet-member",
+            dependencies: [
+                "CourierServices", "CourierPostgresCache",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            path: "Tests/PostgresFleetMember",
+            swiftSettings: swiftSettings
+        ),
         // Starts its own PostgreSQL cluster; compiled only with the `PostgreSQL` trait.
         .testTarget(
             name: "CourierPostgresCacheTests",
             dependencies: [
-                "CourierPostgresCache", "CourierServices", "CourierTestServer",
+                "CourierPostgresCache", "CourierServices", "CourierTestServer", "courier-pg-fleet-member",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ],
             path: "Tests/CourierPostgresCacheTests",

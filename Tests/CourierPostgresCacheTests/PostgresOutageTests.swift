@@ -65,5 +65,45 @@ struct PostgresOutageTests {
             #expect(failures >= 10)
         }
     }
+
+    @Test("a server that stops answering (a lock held on the table): calls throw timedOut within the limit, then work again")
+    func unresponsiveServer() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.timeout = .milliseconds(250)
+        try await withPostgresStore(configuration) { cluster, store in
+            try await store.prepare()
+            let key = CacheKey("GET http://api.example/slow")
+            try await store.store(sampleResponse(), for: key)
+            let locker = try cluster.psqlInBackground(
+                "BEGIN; LOCK TABLE courier_cache_entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;")
+            let lockQuery = """
+                SELECT count(*) FROM pg_locks WHERE relation = 'courier_cache_entries'::regclass
+                    AND mode = 'AccessExclusiveLock' AND granted
+                """
+            let asked = ContinuousClock.now
+            while try await cluster.psql(lockQuery) != "1", ContinuousClock.now - asked < .seconds(30) {}
+            for call in ["read", "write"] {
+                let started = ContinuousClock.now
+                let error = await #expect(throws: ServiceError.self, "\(call)") {
+                    if call == "read" {
+                        _ = try await store.entry(for: key)
+                    } else {
+                        try await store.store(sampleResponse(body: "new"), for: key)
+                    }
+                }
+                let elapsed = ContinuousClock.now - started
+                #expect(error?.code == .timedOut, "\(call): \(error.map { "\($0)" } ?? "no error")")
+                #expect(elapsed < .seconds(1), "\(call) took \(elapsed)")
+            }
+            #expect(await locker.exit() == 0)
+            // The lock is gone: the store answers again (retried: the machine may be busy).
+            var entry: CachedResponse?
+            let released = ContinuousClock.now
+            while entry == nil, ContinuousClock.now - released < .seconds(30) {
+                entry = try? await store.entry(for: key)
+            }
+            #expect(entry != nil)
+        }
+    }
 }
 #endif

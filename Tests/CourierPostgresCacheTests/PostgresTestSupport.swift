@@ -114,3 +114,18 @@ func sampleResponse(
 let postgresAvailable = Testing.ConditionTrait.enabled(
     if: PostgresCluster.testsCanRun, Comment(rawValue: PostgresCluster.skipReason))
 #endif
+
+#if PostgreSQL
+/// Runs `body` with the loopback test server, stopping it afterwards (also when `body` throws).
+func withTestServer<T: Sendable>(_ body: (TestServer) async throws -> T) async throws -> T {
+    let server = try await TestServer.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+#endif

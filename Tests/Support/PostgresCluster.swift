@@ -160,6 +160,14 @@ public final class PostgresCluster: Sendable {
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Starts `psql` running `sql` as the superuser and returns at once (a session that holds a
+    /// lock for a while, say); wait for it with ``ChildProcess/exit()``.
+    public func psqlInBackground(_ sql: String, database: String = PostgresCluster.database) throws -> ChildProcess {
+        try ChildProcess.spawn(
+            binaries + "/psql",
+            ["-h", "127.0.0.1", "-p", "\(port)", "-U", Self.superuser, "-d", database, "-X", "-q", "-c", sql])
+    }
+
     /// The postmaster's PID from `postmaster.pid`, when the file exists.
     private func postmasterPID() -> pid_t? {
         guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8) else {
