@@ -31,6 +31,15 @@ let package = Package(
         // Generated OpenAPI clients over a coordinator: a separate product, so that only apps
         // with generated clients build swift-openapi-runtime.
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
+        // A cache tier the fleet shares, on PostgreSQL. Its code (and postgres-nio, NIOSSL and
+        // swift-crypto) builds only with the `PostgreSQL` trait: without it the product is empty.
+        .library(name: "CourierPostgresCache", targets: ["CourierPostgresCache"]),
+    ],
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description: "Builds CourierPostgresCache's store on postgres-nio (off by default)."
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.4.0"),
@@ -44,6 +53,8 @@ let package = Package(
         // `swift package generate-documentation`: a plugin, never linked into a product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        // CourierPostgresCache only, and only with the `PostgreSQL` trait.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Test server only: never a dependency of a library product.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
@@ -146,6 +157,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CourierPostgresCache",
+            dependencies: [
+                "CourierCaching", "CourierCore", "CChecksum",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/PostgresCache",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Courier",
             dependencies: ["CourierTransport", "CourierCaching", "CourierServices", "CourierJSON"],
             path: "Sources/Courier",
@@ -245,6 +269,26 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Tests/CourierServicesTests",
+            swiftSettings: swiftSettings
+        ),
+        // One process of a fleet, for the PostgreSQL tier's fleet tests (`PostgreSQL` trait).
+        .executableTarget(
+            name: "courier-pg-fleet-member",
+            dependencies: [
+                "CourierServices", "CourierPostgresCache",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            path: "Tests/PostgresFleetMember",
+            swiftSettings: swiftSettings
+        ),
+        // Starts its own PostgreSQL cluster; compiled only with the `PostgreSQL` trait.
+        .testTarget(
+            name: "CourierPostgresCacheTests",
+            dependencies: [
+                "CourierPostgresCache", "CourierServices", "CourierTestServer", "courier-pg-fleet-member",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
+            path: "Tests/CourierPostgresCacheTests",
             swiftSettings: swiftSettings
         ),
         // The generated client (committed; scripts/generate-openapi-client.sh) over the loopback server.

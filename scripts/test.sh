@@ -2,12 +2,13 @@
 # The README's test command: installs what is missing, builds with warnings as errors, runs
 # every test suite (Swift Testing), then compiles the README's examples as pasted. A test run
 # that stalls is stopped after TEST_TIMEOUT seconds (900 by default; about 15 s here), naming
-# the tests that never ended.
+# the tests that never ended. The `PostgreSQL` trait is on, so that CourierPostgresCache and its
+# tests (which start their own PostgreSQL cluster) build and run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev openssl libxml2 nginx
+bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev openssl libxml2 nginx postgresql
 export COURIER_STRICT=1
-swift build --build-tests
+swift build --build-tests --traits PostgreSQL
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Written to a file (line-buffered, so a stopped run's log is whole) and followed, not piped: a

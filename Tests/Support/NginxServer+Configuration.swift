@@ -69,28 +69,3 @@ extension NginxServer {
         return directory + "/ca.pem"
     }
 }
-
-/// Loopback TCP ports.
-enum LocalPort {
-    /// `count` distinct ports nobody listens on right now (all bound at once, then released).
-    static func free(_ count: Int) throws -> [Int] {
-        var descriptors: [Int32] = []
-        defer { descriptors.forEach { close($0) } }
-        return try (0..<count).map { _ in
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw NginxServerError.commandFailed("socket()") }
-            descriptors.append(descriptor)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            guard bound else { throw NginxServerError.commandFailed("bind(127.0.0.1:0)") }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-    }
-}

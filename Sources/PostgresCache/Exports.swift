@@ -1,0 +1,4 @@
+// CourierPostgresCache: a cache tier the fleet shares, on PostgreSQL (the `PostgreSQL` trait).
+#if PostgreSQL
+@_exported public import CourierCaching
+#endif

@@ -1,0 +1,34 @@
+#if PostgreSQL
+extension PostgresCacheStore {
+    /// How the store bounds its calls and its size. Every property has a production default.
+    public struct Configuration: Sendable {
+        /// The longest a call (a read, a write, a lease, schema set-up included) may take before it
+        /// throws `timedOut`: a slow or unreachable server costs a load this much, never more.
+        /// 250 ms by default.
+        public var timeout: Duration = .milliseconds(250)
+        /// The most bytes the entries may occupy (body, header fields and key, plus a small
+        /// overhead per row); beyond it the least recently used rows are removed. 256 MiB by
+        /// default; nil for no bound.
+        public var maximumBytes: Int? = 256 << 20
+        /// Bytes this process stores between two checks of ``maximumBytes`` (a check reads the
+        /// whole table's sizes, so it is not done on every write). nil by default: a twentieth of
+        /// ``maximumBytes``. Each process checks on its own, so a fleet of N may overshoot the bound
+        /// by up to N times this until the next check.
+        public var evictionCheckInterval: Int?
+        /// Rows removed per eviction statement (statements repeat until the bound holds). 500 by
+        /// default.
+        public var evictionBatchSize = 500
+        /// A read refreshes a row's last-access time (its place in the LRU order) only when that
+        /// time is older than this, so that hot rows are not rewritten on every hit. 10 s by default.
+        public var accessTimeResolution: Duration = .seconds(10)
+
+        /// The defaults.
+        public init() {}
+
+        /// The bytes between two checks of the bound, as ``evictionCheckInterval`` describes.
+        var resolvedEvictionCheckInterval: Int? {
+            maximumBytes.map { maximum in max(0, evictionCheckInterval ?? maximum / 20) }
+        }
+    }
+}
+#endif

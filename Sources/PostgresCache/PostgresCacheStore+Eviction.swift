@@ -1,0 +1,51 @@
+#if PostgreSQL
+internal import CourierCore
+internal import PostgresNIO
+
+extension PostgresCacheStore {
+    /// Adds `bytes` to those stored since the last check of the bound; true when a check is due
+    /// (the count then starts again).
+    func noteStored(bytes: Int) -> Bool {
+        guard let interval = configuration.resolvedEvictionCheckInterval else { return false }
+        return bytesSinceEvictionCheck.withLock { total in
+            total += bytes
+            guard total >= interval else { return false }
+            total = 0
+            return true
+        }
+    }
+
+    /// Removes the least recently used rows until the rest fit in
+    /// ``Configuration/maximumBytes``, ``Configuration/evictionBatchSize`` rows per statement (each
+    /// statement a bounded call). Returns the rows and bytes removed.
+    @discardableResult
+    public func evictLeastRecentlyUsed() async throws(ServiceError) -> (count: Int, bytes: Int) {
+        guard let maximum = configuration.maximumBytes else { return (0, 0) }
+        let batch = max(1, configuration.evictionBatchSize)
+        var removed = (count: 0, bytes: 0)
+        while true {
+            // Rows ranked newest first: those whose running total passes the bound are the oldest.
+            let sizes = try await call("an eviction") { store in
+                try await store.client.query(
+                    """
+                    DELETE FROM courier_cache_entries WHERE key_digest IN (
+                        SELECT key_digest FROM (
+                            SELECT key_digest, last_access,
+                                sum(size) OVER (ORDER BY last_access DESC, key_digest DESC) AS newer_bytes
+                            FROM courier_cache_entries
+                        ) ranked
+                        WHERE newer_bytes > \(Int64(maximum))
+                        ORDER BY last_access ASC
+                        LIMIT \(Int64(batch)))
+                    RETURNING size
+                    """,
+                    logger: store.queryLogger
+                ).decode(Int64.self).reduce(into: [Int64]()) { $0.append($1) }
+            }
+            removed.count += sizes.count
+            removed.bytes += Int(sizes.reduce(0, +))
+            if sizes.count < batch { return removed }
+        }
+    }
+}
+#endif

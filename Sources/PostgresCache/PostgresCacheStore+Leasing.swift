@@ -1,0 +1,36 @@
+#if PostgreSQL
+public import CourierCaching
+internal import FoundationEssentials
+internal import PostgresNIO
+
+extension PostgresCacheStore {
+    /// Takes the lease on `key` for `duration` unless another holder's lease is live: one
+    /// statement inserts the lease row, or takes over an expired one. Expiry is on the
+    /// server's clock, so the fleet agrees on it; a holder that dies blocks the others for no
+    /// longer than `duration`.
+    public func acquireLease(on key: CacheKey, for duration: Duration) async throws -> CacheLease? {
+        let token = UUID().uuidString
+        let granted = try await call("taking a lease") { store in
+            try await store.client.query(
+                """
+                INSERT INTO courier_cache_leases (key_digest, token, expires_at)
+                VALUES (\(Self.digest(key)), \(token), clock_timestamp() + make_interval(secs => \(duration.seconds)))
+                ON CONFLICT (key_digest) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+                    WHERE courier_cache_leases.expires_at <= clock_timestamp()
+                RETURNING token
+                """,
+                logger: store.queryLogger
+            ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
+        }
+        return granted.first == token ? CacheLease(key: key, token: token) : nil
+    }
+
+    /// Gives the lease back; does nothing when it expired and another holder has taken it since.
+    public func releaseLease(_ lease: CacheLease) async throws {
+        try await call("releasing a lease") { store in
+            try await store.execute(
+                "DELETE FROM courier_cache_leases WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)")
+        }
+    }
+}
+#endif

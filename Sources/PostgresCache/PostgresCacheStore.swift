@@ -1,0 +1,212 @@
+#if PostgreSQL
+public import CourierCaching
+internal import CourierCore
+public import FoundationEssentials
+public import Logging
+public import PostgresNIO
+public import ServiceLifecycle
+
+/// A cache tier the processes of a fleet share, on PostgreSQL: put it behind memory (and disk)
+/// in a ``TieredCache`` and every process reads what any of them stored.
+///
+/// ```swift
+/// let store = PostgresCacheStore(postgres: .init(
+///     host: "db.internal", username: "courier", password: secret, database: "cache", tls: .disable))
+/// var configuration = RequestCoordinator.Configuration()
+/// configuration.cache = TieredCache(stores: [try DiskCache(directory: cacheDirectory), store])
+/// // Run the store's connection pool for as long as the coordinator is used:
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { await store.run() }
+///     ...
+/// }
+/// ```
+///
+/// The store runs on a `PostgresClient` (postgres-nio's connection pool, at most
+/// `options.maximumConnections` connections), which does nothing until its `run()` runs:
+/// call ``run()`` in a long-lived task, or add the store to a swift-service-lifecycle
+/// `ServiceGroup` (it is a `Service`), or pass a client you already run to
+/// ``init(client:configuration:backgroundLogger:)``.
+///
+/// One table holds the entries, keyed by the SHA-256 digest of the cache key with the full key
+/// stored and compared; a second holds fleet-collapsing leases. The store creates both on first
+/// use and migrates them (a schema version is kept in a third, one-row table). Every row
+/// carries a checksum checked on read: a row that fails it is a miss and is deleted. When rows
+/// exceed ``Configuration/maximumBytes``, the least recently used go, in batches.
+///
+/// Every call is bounded by ``Configuration/timeout``: with the server slow, down or refusing
+/// connections, a call throws a `ServiceError` (`timedOut` or ``ServiceError/Code/cacheStoreFailed``)
+/// within that time, the tiered cache reports it as a `storeFailed` event, and loads carry on
+/// from the network. The pool reconnects by itself when the server comes back.
+public final class PostgresCacheStore: CacheLeasing, Service {
+    /// The connection pool the store queries through.
+    public let client: PostgresClient
+    /// The store's settings.
+    public let configuration: Configuration
+    let logger: Logger?
+    /// Creates or migrates the schema, once (again after a failure).
+    let schema = LockedValue<Task<Void, any Error>?>(nil)
+    /// Bytes stored by this process since the size bound was last checked.
+    let bytesSinceEvictionCheck = LockedValue(0)
+
+    /// A store on `client`, which the caller runs (or runs through ``run()``).
+    public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
+        self.client = client
+        self.configuration = configuration
+        logger = backgroundLogger
+    }
+
+    /// A store on a pool of its own to the server `postgres` names; call ``run()`` to run it.
+    public convenience init(
+        postgres: PostgresClient.Configuration, configuration: Configuration = .init(), backgroundLogger: Logger? = nil
+    ) {
+        let client =
+            backgroundLogger.map { PostgresClient(configuration: postgres, backgroundLogger: $0) }
+            ?? PostgresClient(configuration: postgres)
+        self.init(client: client, configuration: configuration, backgroundLogger: backgroundLogger)
+    }
+
+    /// `.shared`: every process of the fleet reads and writes the same rows.
+    public var tier: CacheTier { .shared }
+
+    /// Runs the connection pool until the calling task is cancelled (or the service group shuts
+    /// down). Not needed when the client passed to ``init(client:configuration:backgroundLogger:)``
+    /// runs elsewhere.
+    public func run() async {
+        await client.run()
+    }
+
+    public func entry(for key: CacheKey) async throws -> CachedResponse? {
+        let found = try await call("a read") { store in try await store.row(for: key) }
+        guard let row = found else { return nil }
+        guard row.key == key.rawValue else { return nil }  // another key with the same digest
+        do {
+            return try row.response()
+        } catch {
+            // Corrupt: a miss, and the row goes (unless a writer has replaced it meanwhile).
+            try await call("removing a corrupt row") { store in
+                try await store.execute(
+                    "DELETE FROM courier_cache_entries WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)")
+            }
+            return nil
+        }
+    }
+
+    public func store(_ response: CachedResponse, for key: CacheKey) async throws {
+        let row = PostgresCacheRow(response, key: key)
+        try await call("a write") { store in
+            try await store.execute(
+                """
+                INSERT INTO courier_cache_entries (key_digest, cache_key, variant, status, header_fields, body,
+                    request_time, response_time, expires_at, size, checksum, last_access)
+                VALUES (\(Self.digest(key)), \(row.key), \(row.variant), \(row.status), \(row.fields), \(row.body),
+                    \(row.requestTime), \(row.responseTime), \(row.expiresAt), \(row.size), \(row.checksum),
+                    clock_timestamp())
+                ON CONFLICT (key_digest) DO UPDATE SET cache_key = EXCLUDED.cache_key, variant = EXCLUDED.variant,
+                    status = EXCLUDED.status, header_fields = EXCLUDED.header_fields, body = EXCLUDED.body,
+                    request_time = EXCLUDED.request_time, response_time = EXCLUDED.response_time,
+                    expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
+                    last_access = EXCLUDED.last_access
+                """)
+        }
+        if noteStored(bytes: Int(row.size)) { try await evictLeastRecentlyUsed() }
+    }
+
+    public func removeEntry(for key: CacheKey) async throws {
+        try await call("a removal") { store in
+            try await store.execute(
+                "DELETE FROM courier_cache_entries WHERE key_digest = \(Self.digest(key))")
+        }
+    }
+
+    /// Removes entries that expired at or before `now`, and expired leases, in one statement.
+    public func removeExpired(now: Date) async throws {
+        try await call("removing expired entries") { store in
+            try await store.execute(
+                """
+                WITH leases AS (DELETE FROM courier_cache_leases WHERE expires_at <= clock_timestamp())
+                DELETE FROM courier_cache_entries WHERE expires_at <= \(now.timeIntervalSince1970)
+                """)
+        }
+    }
+
+    public func removeAll() async throws {
+        try await call("removing every entry") { store in
+            try await store.execute("DELETE FROM courier_cache_entries")
+        }
+    }
+
+    /// The row stored for `key`; its last-access time is refreshed when older than
+    /// ``Configuration/accessTimeResolution`` (so hot rows are not rewritten on every read).
+    private func row(for key: CacheKey) async throws -> PostgresCacheRow? {
+        let digest = Self.digest(key)
+        let resolution = configuration.accessTimeResolution.seconds
+        let rows = try await client.query(
+            """
+            SELECT cache_key, variant, status, header_fields, body, request_time, response_time, expires_at,
+                checksum, last_access < clock_timestamp() - make_interval(secs => \(resolution))
+            FROM courier_cache_entries WHERE key_digest = \(digest)
+            """)
+        var found: (row: PostgresCacheRow, stale: Bool)?
+        for try await columns in rows.decode(
+            (String, String?, Int16, Data, Data, Double, Double, Double?, Int64, Bool).self)
+        {
+            let row = PostgresCacheRow(
+                key: columns.0, variant: columns.1, status: columns.2, fields: columns.3, body: columns.4,
+                requestTime: columns.5, responseTime: columns.6, expiresAt: columns.7, checksum: columns.8)
+            found = (row, columns.9)
+        }
+        if let found, found.stale {
+            try await execute(
+                "UPDATE courier_cache_entries SET last_access = clock_timestamp() WHERE key_digest = \(digest)")
+        }
+        return found?.row
+    }
+
+    /// Runs `work` once the schema is ready, the whole bounded by ``Configuration/timeout``;
+    /// every failure becomes a `ServiceError`.
+    func call<T: Sendable>(
+        _ operation: String, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
+    ) async throws(ServiceError) -> T {
+        do {
+            return try await CallDeadline.run(operation, limit: configuration.timeout) {
+                try await self.schemaReady()
+                return try await work(self)
+            }
+        } catch {
+            throw Self.failure(error, operation: operation)
+        }
+    }
+
+    /// Runs a statement whose rows nobody reads, to its end (so that its errors surface here).
+    func execute(_ query: PostgresQuery) async throws {
+        for try await _ in try await client.query(query, logger: queryLogger) {}
+    }
+
+    /// Postgres-nio logs queries at `.debug`; it gets the background logger only at `.trace`.
+    var queryLogger: Logger? { logger.flatMap { $0.logLevel <= .trace ? $0 : nil } }
+
+    /// The key's SHA-256 digest, the table's primary key.
+    static func digest(_ key: CacheKey) -> Data { Data(SHA256.hash(key.rawValue.utf8)) }
+
+    static func failure(_ error: any Error, operation: String) -> ServiceError {
+        switch error {
+        case let error as ServiceError:
+            return error
+        case is CancellationError:
+            return .cancelled("The cache call was cancelled.")
+        case let error as PSQLError:
+            var detail = "\(error.code)"
+            if let state = error.serverInfo?[.sqlState] { detail += ", SQLSTATE \(state)" }
+            if let message = error.serverInfo?[.message] { detail += ": \(message)" }
+            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(detail)).", underlying: error)
+        default:
+            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(error)).", underlying: error)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as `make_interval(secs =>)` takes it.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+#endif

@@ -1,0 +1,104 @@
+#if PostgreSQL
+import CourierPostgresCache
+import CourierServices
+import CourierTestServer
+import Foundation
+import Testing
+
+@Suite("PostgreSQL cache store", postgresAvailable)
+struct PostgresCacheStoreTests {
+    @Test("an entry reads back whole, through this store and a second one on the same database")
+    func roundTrip() async throws {
+        try await withPostgresStore { cluster, store in
+            let key = CacheKey("GET http://api.example/v1/users/42")
+            let response = sampleResponse(variant: "vary-digest")
+            try await store.store(response, for: key)
+            #expect(try await store.entry(for: key) == response)
+            #expect(try await store.entry(for: CacheKey("GET http://api.example/v1/users/43")) == nil)
+            try await withRunningStore(on: cluster) { second in
+                #expect(try await second.entry(for: key) == response)
+                var replaced = sampleResponse(body: "{}", expiresAt: nil)
+                replaced.status = .notFound
+                try await second.store(replaced, for: key)
+            }
+            let reread = try #require(try await store.entry(for: key))
+            #expect(reread.status == .notFound && reread.body == Data("{}".utf8) && reread.expiresAt == nil)
+            try await store.removeEntry(for: key)
+            #expect(try await store.entry(for: key) == nil)
+            #expect(try await cluster.psql("SELECT version FROM courier_cache_schema") == "1")
+        }
+    }
+
+    @Test("responses for two credentials and two Vary variants stay apart")
+    func credentialsAndVary() async throws {
+        try await withPostgresStore { _, store in
+            var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example", path: "/v1/me")
+            request.headerFields[.authorization] = "Bearer alice"
+            let alice = CacheKey(request: request, credentialHeaders: [.authorization])
+            request.headerFields[.authorization] = "Bearer bob"
+            let bob = CacheKey(request: request, credentialHeaders: [.authorization])
+            #expect(alice != bob)
+            try await store.store(sampleResponse(body: "alice"), for: alice)
+            #expect(try await store.entry(for: bob) == nil)
+            try await store.store(sampleResponse(body: "bob"), for: bob)
+            #expect(try await store.entry(for: alice)?.body == Data("alice".utf8))
+            #expect(try await store.entry(for: bob)?.body == Data("bob".utf8))
+
+            let page = CacheKey("GET https://api.example/page")
+            try await store.store(sampleResponse(body: "en", variant: "lang=en"), for: page)
+            #expect(try await store.entry(for: page)?.variant == "lang=en")
+            try await store.store(sampleResponse(body: "fr", variant: "lang=fr"), for: page)
+            let french = try #require(try await store.entry(for: page))
+            #expect(french.variant == "lang=fr" && french.body == Data("fr".utf8))
+        }
+    }
+
+    @Test("a row with a flipped byte (body, status or key) is a miss and is removed")
+    func corruptedRows() async throws {
+        try await withPostgresStore { cluster, store in
+            let corruptions = [
+                "body = set_byte(body, 0, get_byte(body, 0) # 1)",
+                "status = 203",
+                "header_fields = set_byte(header_fields, 3, get_byte(header_fields, 3) # 32)",
+                "response_time = response_time + 1",
+            ]
+            for (index, corruption) in corruptions.enumerated() {
+                let key = CacheKey("GET http://api.example/corrupt/\(index)")
+                try await store.store(sampleResponse(), for: key)
+                try await cluster.psql("UPDATE courier_cache_entries SET \(corruption)")
+                #expect(try await store.entry(for: key) == nil, "\(corruption)")
+                #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "0", "\(corruption)")
+            }
+            // A row whose full key differs from the one asked for (a digest collision) is a miss.
+            let key = CacheKey("GET http://api.example/collision")
+            try await store.store(sampleResponse(), for: key)
+            try await cluster.psql("UPDATE courier_cache_entries SET cache_key = 'GET http://api.example/other'")
+            #expect(try await store.entry(for: key) == nil)
+        }
+    }
+
+    @Test("expired entries are misses through a tiered cache, and removeExpired deletes them in one statement")
+    func expiry() async throws {
+        try await withPostgresStore { cluster, store in
+            let now = Date()
+            let expired = CacheKey("GET http://api.example/expired")
+            let fresh = CacheKey("GET http://api.example/fresh")
+            let forever = CacheKey("GET http://api.example/forever")
+            try await store.store(sampleResponse(expiresAt: now.addingTimeInterval(-5)), for: expired)
+            try await store.store(sampleResponse(expiresAt: now.addingTimeInterval(3600)), for: fresh)
+            try await store.store(sampleResponse(expiresAt: nil), for: forever)
+            let tiered = TieredCache(stores: [store])
+            #expect(await tiered.lookup(expired, in: .shared) == nil)
+            #expect(await tiered.lookup(fresh, in: .shared)?.tier == .shared)
+            try await store.store(sampleResponse(expiresAt: now.addingTimeInterval(-5)), for: expired)
+            try await store.removeExpired(now: now)
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "2")
+            #expect(try await store.entry(for: expired) == nil)
+            #expect(try await store.entry(for: fresh) != nil)
+            #expect(try await store.entry(for: forever) != nil)
+            try await store.removeAll()
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "0")
+        }
+    }
+}
+#endif
