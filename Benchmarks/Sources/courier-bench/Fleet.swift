@@ -98,7 +98,7 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
             scenario, "memory tier (TieredCache)", unit: "ops/s", samples: memoryHits.rates, notes: notes(memoryHits.latencies))
         report.add(scenario, "disk tier (DiskCache)", unit: "ops/s", samples: diskHits.rates, reference: reference,
                    notes: notes(diskHits.latencies))
-        report.add(scenario, "shared tier (PostgresCacheStore), \(postgres.version)", unit: "ops/s",
+        report.add(scenario, "shared tier (\(postgres.version))", unit: "ops/s",
                    samples: sharedHits.rates, reference: reference, notes: notes(sharedHits.latencies))
         report.add(scenario, "shared tier, 16 callers at once", unit: "ops/s", samples: sharedParallel.rates,
                    reference: reference, notes: notes(sharedParallel.latencies))
@@ -139,8 +139,8 @@ private func fleetStampede(nginx: Nginx, postgres: Postgres, report: Report, qui
         let start = Date().timeIntervalSince1970 + 3
         let children = try (0..<processes).map { _ in
             try FleetChildProcess(arguments: [
-                "--fleet-child", "\(postgres.port)", "\(nginx.base)/fleet/medium.json?r=\(tag)-", "\(rounds)",
-                collapsing ? "collapse" : "plain", "\(start)",
+                "--fleet-child", "\(postgres.port)", nginx.base, tag, "\(rounds)", collapsing ? "collapse" : "plain",
+                "\(start)",
             ])
         }
         let results = try children.map { try $0.wait() }
@@ -186,36 +186,30 @@ private struct FleetChildProcess {
     }
 }
 
-/// The origin's answer as bytes, cached for a minute by its `Cache-Control`, in every tier,
-/// collapsed across the fleet or not.
+/// `/fleet/medium.json?r=<tag>-<round>` as bytes, cached for a minute by its `Cache-Control`,
+/// in every tier, collapsed across the fleet or not.
 private struct FleetResource: Resource {
     typealias Response = Data
     let base: String
-    let path: String
+    let tag: String
+    let round: Int
     let collapsing: Bool
 
-    init(url: String, collapsing: Bool) {
-        let parts = BytesResource(url: url)
-        base = parts.base
-        path = parts.path
-        self.collapsing = collapsing
-    }
-
-    var endpoint: Endpoint { Endpoint(base, path: path) }
+    var endpoint: Endpoint { Endpoint(base, path: "/fleet/medium.json", query: ["r": "\(tag)-\(round)"]) }
     var cachePolicy: CachePolicy {
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(60))
         return collapsing ? policy.collapsingAcrossFleet(wait: .seconds(10), lease: .seconds(10)) : policy
     }
 }
 
-/// Fleet-member mode: `--fleet-child PORT PREFIX ROUNDS collapse|plain START`. Round `r` loads
-/// `PREFIX<r>` at `START + 2.5 r` seconds (wall clock), so that every member asks at once;
-/// prints one `FleetRun` JSON line.
+/// Fleet-member mode: `--fleet-child PORT BASE TAG ROUNDS collapse|plain START`. Round `r`
+/// loads `BASE/fleet/medium.json?r=TAG-r` at `START + 2.5 r` seconds (wall clock), so that every
+/// member asks at once; prints one `FleetRun` JSON line.
 func runFleetChild(arguments: [String]) async throws {
-    guard arguments.count == 5, let port = Int(arguments[0]), let rounds = Int(arguments[2]),
-        let start = Double(arguments[4])
+    guard arguments.count == 6, let port = Int(arguments[0]), let rounds = Int(arguments[3]),
+        let start = Double(arguments[5])
     else { throw BenchError("bad --fleet-child arguments: \(arguments)") }
-    let collapsing = arguments[3] == "collapse"
+    let collapsing = arguments[4] == "collapse"
     var storeConfiguration = PostgresCacheStore.Configuration()
     storeConfiguration.timeout = .seconds(2)
     let run = try await withPostgresStore(port: port, configuration: storeConfiguration) { store in
@@ -229,11 +223,12 @@ func runFleetChild(arguments: [String]) async throws {
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             run.loads += 1
             do {
-                let loaded = try await FleetResource(url: arguments[1] + "\(round)", collapsing: collapsing)
-                    .loadResponse(using: coordinator)
+                let resource = FleetResource(base: arguments[1], tag: arguments[2], round: round, collapsing: collapsing)
+                let loaded = try await resource.loadResponse(using: coordinator)
                 run.sources["\(loaded.source)", default: 0] += 1
             } catch {
                 run.failures += 1
+                FileHandle.standardError.write(Data("fleet member: round \(round): \(error)\n".utf8))
             }
             run.latencies.append(Date().timeIntervalSince1970 - roundStart)
         }

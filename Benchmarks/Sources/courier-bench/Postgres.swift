@@ -40,7 +40,9 @@ final class Postgres {
             user = "postgres"
             chown(directory, entry.pointee.pw_uid, entry.pointee.pw_gid)
         }
-        let version = (try? capture(binaries + "/postgres", ["--version"])) ?? "PostgreSQL"
+        // "postgres (PostgreSQL) 15.18 (Debian ...)" -> "PostgreSQL 15.18"
+        let said = (try? capture(binaries + "/postgres", ["--version"])) ?? ""
+        let version = "PostgreSQL " + (said.split(separator: " ").dropFirst(2).first.map(String.init) ?? "")
         let cluster = Postgres(port: try freePort(), directory: directory, version: version, binaries: binaries, user: user)
         do {
             try cluster.command(
@@ -76,25 +78,40 @@ final class Postgres {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Runs one of the server's programs (as `postgres` when root); throws with its output when it fails.
+    /// Runs one of the server's programs (as `postgres` when root) and waits for it; throws with
+    /// its output when it fails.
+    ///
+    /// Started with `posix_spawn`, every descriptor but stdin, stdout and stderr closed, output to
+    /// a file: Foundation's `Process` learns of an exit through a descriptor the child inherits,
+    /// and the server `pg_ctl start` leaves running would keep it (and any pipe) open forever.
     private func command(_ name: String, _ arguments: [String]) throws {
-        let process = Process()
-        let pipe = Pipe()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", binaries + "/" + name] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: binaries + "/" + name)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchError("PostgreSQL: \(name) failed: \(String(decoding: output, as: UTF8.self).suffix(400))")
+        let log = directory + "/\(name).out"
+        let program = user == nil ? binaries + "/" + name : "/usr/sbin/runuser"
+        let argv = [program] + (user.map { ["-u", $0, "--", binaries + "/" + name] } ?? []) + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, program, &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw BenchError("PostgreSQL: cannot start \(name): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else {
+            let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw BenchError("PostgreSQL: \(name) failed: \(said.suffix(400))")
         }
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }
 }

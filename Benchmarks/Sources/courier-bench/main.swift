@@ -75,7 +75,7 @@ if let index = arguments.firstIndex(of: "--typed-child") {
 }
 
 if let index = arguments.firstIndex(of: "--fleet-child") {
-    // Fleet-member mode: --fleet-child PORT PREFIX ROUNDS collapse|plain START
+    // Fleet-member mode: --fleet-child PORT BASE TAG ROUNDS collapse|plain START
     do {
         try await runFleetChild(arguments: Array(arguments[(index + 1)...]))
     } catch {
