@@ -69,8 +69,9 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     public var tier: CacheTier { .shared }
 
     /// Runs the connection pool until the calling task is cancelled (or the service group shuts
-    /// down). Not needed when the client passed to ``init(client:configuration:backgroundLogger:)``
-    /// runs elsewhere.
+    /// down). Call it once, and not when the client passed to
+    /// ``init(client:configuration:backgroundLogger:)`` runs elsewhere: postgres-nio's client
+    /// traps when run twice.
     public func run() async {
         await client.run()
     }
