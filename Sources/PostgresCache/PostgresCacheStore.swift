@@ -36,7 +36,9 @@ public import ServiceLifecycle
 /// Every call is bounded by ``Configuration/timeout``: with the server slow, down or refusing
 /// connections, a call throws a `ServiceError` (`timedOut` or ``ServiceError/Code/cacheStoreFailed``)
 /// within that time, the tiered cache reports it as a `storeFailed` event, and loads carry on
-/// from the network. The pool reconnects by itself when the server comes back.
+/// from the network. After a failure, calls fail at once for ``Configuration/pauseAfterFailure``
+/// (1 s), so an outage costs one timeout per second, not one per call. The pool reconnects by
+/// itself when the server comes back.
 public final class PostgresCacheStore: CacheLeasing, Service {
     /// The connection pool the store queries through.
     public let client: PostgresClient
@@ -47,6 +49,9 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     let schema = LockedValue<Task<Void, any Error>?>(nil)
     /// Bytes stored by this process since the size bound was last checked.
     let bytesSinceEvictionCheck = LockedValue(0)
+    /// When the last call failed (nil: the last call succeeded), for
+    /// ``Configuration/pauseAfterFailure``.
+    let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)
 
     /// A store on `client`, which the caller runs (or runs through ``run()``).
     public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
@@ -168,13 +173,24 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     func call<T: Sendable>(
         _ operation: String, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
     ) async throws(ServiceError) -> T {
+        let pause = configuration.pauseAfterFailure
+        if pause > .zero, let failed = lastFailure.withLock({ $0 }), failed.duration(to: .now) < pause {
+            throw ServiceError(
+                .cacheStoreFailed,
+                "The PostgreSQL cache skipped \(operation): a call failed within the last \(pause) "
+                    + "(Configuration.pauseAfterFailure).")
+        }
         do {
-            return try await CallDeadline.run(operation, limit: configuration.timeout) {
+            let result = try await CallDeadline.run(operation, limit: configuration.timeout) {
                 try await self.schemaReady()
                 return try await work(self)
             }
+            lastFailure.withLock { $0 = nil }
+            return result
         } catch {
-            throw Self.failure(error, operation: operation)
+            let failure = Self.failure(error, operation: operation)
+            if failure.code != .cancelled { lastFailure.withLock { $0 = .now } }
+            throw failure
         }
     }
 
