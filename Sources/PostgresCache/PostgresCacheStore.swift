@@ -91,7 +91,10 @@ public final class PostgresCacheStore: CacheLeasing, Service {
             // Corrupt: a miss, and the row goes (unless a writer has replaced it meanwhile).
             try await call("removing a corrupt row") { store in
                 try await store.execute(
-                    "DELETE FROM courier_cache_entries WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)")
+                    """
+                    DELETE FROM courier_cache_entries
+                    WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)
+                    """)
             }
             return nil
         }
@@ -215,9 +218,11 @@ public final class PostgresCacheStore: CacheLeasing, Service {
             var detail = "\(error.code)"
             if let state = error.serverInfo?[.sqlState] { detail += ", SQLSTATE \(state)" }
             if let message = error.serverInfo?[.message] { detail += ": \(message)" }
-            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(detail)).", underlying: error)
+            return ServiceError(
+                .cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(detail)).", underlying: error)
         default:
-            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(error)).", underlying: error)
+            return ServiceError(
+                .cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(error)).", underlying: error)
         }
     }
 }

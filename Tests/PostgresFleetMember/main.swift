@@ -38,7 +38,8 @@ var postgres = PostgresClient.Configuration(
     host: "127.0.0.1", port: port, username: "postgres", password: nil, database: "postgres", tls: .disable)
 postgres.options.maximumConnections = 2
 var storeSettings = PostgresCacheStore.Configuration()
-storeSettings.timeout = .seconds(20)  // a busy test machine (the whole suite at once); the outage test checks the default
+// A busy test machine (the whole suite at once); the outage test checks the default limit.
+storeSettings.timeout = .seconds(20)
 let store = PostgresCacheStore(postgres: postgres, configuration: storeSettings)
 let pool = Task { await store.run() }
 let transport = CurlTransport()
