@@ -84,9 +84,10 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     public func entry(for key: CacheKey) async throws -> CachedResponse? {
         let found = try await call("a read") { store in try await store.row(for: key) }
         guard let row = found else { return nil }
-        guard row.key == key.rawValue else { return nil }  // another key with the same digest
         do {
-            return try row.response()
+            let response = try row.response()
+            // Intact, but another key with the same digest: a miss that leaves the row alone.
+            return row.key == key.rawValue ? response : nil
         } catch {
             // Corrupt: a miss, and the row goes (unless a writer has replaced it meanwhile).
             try await call("removing a corrupt row") { store in
@@ -117,7 +118,13 @@ public final class PostgresCacheStore: CacheLeasing, Service {
                     last_access = EXCLUDED.last_access
                 """)
         }
-        if noteStored(bytes: Int(row.size)) { try await evictLeastRecentlyUsed() }
+        guard noteStored(bytes: Int(row.size)) else { return }
+        do {
+            try await evictLeastRecentlyUsed()
+        } catch {
+            // The entry is stored; the next check tries the eviction again.
+            logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])
+        }
     }
 
     public func removeEntry(for key: CacheKey) async throws {
