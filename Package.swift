@@ -287,6 +287,10 @@ let package = Package(
             dependencies: [
                 "CourierPostgresCache", "CourierServices", "CourierTestServer", "courier-pg-fleet-member",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "ServiceLifecycle", package: "swift-service-lifecycle",
+                    condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/CourierPostgresCacheTests",
             swiftSettings: swiftSettings

@@ -61,7 +61,8 @@ struct PostgresCacheRow: Sendable {
         guard (100...999).contains(status) else { throw .badStatus }  // HTTPResponse.Status traps past 999
         return CachedResponse(
             status: HTTPResponse.Status(code: Int(status)), headerFields: try Self.decodeFields(fields), body: body,
-            requestTime: Date(timeIntervalSince1970: requestTime), responseTime: Date(timeIntervalSince1970: responseTime),
+            requestTime: Date(timeIntervalSince1970: requestTime),
+            responseTime: Date(timeIntervalSince1970: responseTime),
             expiresAt: expiresAt.map { Date(timeIntervalSince1970: $0) }, variant: variant)
     }
 

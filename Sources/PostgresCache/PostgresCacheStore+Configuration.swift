@@ -22,6 +22,11 @@ extension PostgresCacheStore {
         /// time is older than this, so that hot rows are not rewritten on every hit. 10 s by default.
         public var accessTimeResolution: Duration = .seconds(10)
 
+        /// After a call fails (times out, or the server refuses it), later calls fail at once,
+        /// without asking the server, for this long: an outage then costs loads one timeout per
+        /// pause instead of one per call. 1 s by default; `.zero` to always ask.
+        public var pauseAfterFailure: Duration = .seconds(1)
+
         /// The defaults.
         public init() {}
 

@@ -29,7 +29,10 @@ extension PostgresCacheStore {
     public func releaseLease(_ lease: CacheLease) async throws {
         try await call("releasing a lease") { store in
             try await store.execute(
-                "DELETE FROM courier_cache_leases WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)")
+                """
+                DELETE FROM courier_cache_leases
+                WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)
+                """)
         }
     }
 }

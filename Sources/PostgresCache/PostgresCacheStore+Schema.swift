@@ -27,7 +27,9 @@ extension PostgresCacheStore {
             // Bounded too, so that a server that stops answering mid-migration cannot wedge every
             // later call behind it.
             let limit = max(self.configuration.timeout, .seconds(30))
-            let started = Task { try await CallDeadline.run("setting up its tables", limit: limit) { try await self.migrate() } }
+            let started = Task {
+                try await CallDeadline.run("setting up its tables", limit: limit) { try await self.migrate() }
+            }
             task = started
             return started
         }

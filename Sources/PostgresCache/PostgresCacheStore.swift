@@ -36,7 +36,9 @@ public import ServiceLifecycle
 /// Every call is bounded by ``Configuration/timeout``: with the server slow, down or refusing
 /// connections, a call throws a `ServiceError` (`timedOut` or ``ServiceError/Code/cacheStoreFailed``)
 /// within that time, the tiered cache reports it as a `storeFailed` event, and loads carry on
-/// from the network. The pool reconnects by itself when the server comes back.
+/// from the network. After a failure, calls fail at once for ``Configuration/pauseAfterFailure``
+/// (1 s), so an outage costs one timeout per second, not one per call. The pool reconnects by
+/// itself when the server comes back.
 public final class PostgresCacheStore: CacheLeasing, Service {
     /// The connection pool the store queries through.
     public let client: PostgresClient
@@ -47,6 +49,9 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     let schema = LockedValue<Task<Void, any Error>?>(nil)
     /// Bytes stored by this process since the size bound was last checked.
     let bytesSinceEvictionCheck = LockedValue(0)
+    /// When the last call failed (nil: the last call succeeded), for
+    /// ``Configuration/pauseAfterFailure``.
+    let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)
 
     /// A store on `client`, which the caller runs (or runs through ``run()``).
     public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
@@ -69,8 +74,9 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     public var tier: CacheTier { .shared }
 
     /// Runs the connection pool until the calling task is cancelled (or the service group shuts
-    /// down). Not needed when the client passed to ``init(client:configuration:backgroundLogger:)``
-    /// runs elsewhere.
+    /// down). Call it once, and not when the client passed to
+    /// ``init(client:configuration:backgroundLogger:)`` runs elsewhere: postgres-nio's client
+    /// traps when run twice.
     public func run() async {
         await client.run()
     }
@@ -78,14 +84,18 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     public func entry(for key: CacheKey) async throws -> CachedResponse? {
         let found = try await call("a read") { store in try await store.row(for: key) }
         guard let row = found else { return nil }
-        guard row.key == key.rawValue else { return nil }  // another key with the same digest
         do {
-            return try row.response()
+            let response = try row.response()
+            // Intact, but another key with the same digest: a miss that leaves the row alone.
+            return row.key == key.rawValue ? response : nil
         } catch {
             // Corrupt: a miss, and the row goes (unless a writer has replaced it meanwhile).
             try await call("removing a corrupt row") { store in
                 try await store.execute(
-                    "DELETE FROM courier_cache_entries WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)")
+                    """
+                    DELETE FROM courier_cache_entries
+                    WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)
+                    """)
             }
             return nil
         }
@@ -108,7 +118,13 @@ public final class PostgresCacheStore: CacheLeasing, Service {
                     last_access = EXCLUDED.last_access
                 """)
         }
-        if noteStored(bytes: Int(row.size)) { try await evictLeastRecentlyUsed() }
+        guard noteStored(bytes: Int(row.size)) else { return }
+        do {
+            try await evictLeastRecentlyUsed()
+        } catch {
+            // The entry is stored; the next check tries the eviction again.
+            logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])
+        }
     }
 
     public func removeEntry(for key: CacheKey) async throws {
@@ -167,13 +183,24 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     func call<T: Sendable>(
         _ operation: String, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
     ) async throws(ServiceError) -> T {
+        let pause = configuration.pauseAfterFailure
+        if pause > .zero, let failed = lastFailure.withLock({ $0 }), failed.duration(to: .now) < pause {
+            throw ServiceError(
+                .cacheStoreFailed,
+                "The PostgreSQL cache skipped \(operation): a call failed within the last \(pause) "
+                    + "(Configuration.pauseAfterFailure).")
+        }
         do {
-            return try await CallDeadline.run(operation, limit: configuration.timeout) {
+            let result = try await CallDeadline.run(operation, limit: configuration.timeout) {
                 try await self.schemaReady()
                 return try await work(self)
             }
+            lastFailure.withLock { $0 = nil }
+            return result
         } catch {
-            throw Self.failure(error, operation: operation)
+            let failure = Self.failure(error, operation: operation)
+            if failure.code != .cancelled { lastFailure.withLock { $0 = .now } }
+            throw failure
         }
     }
 
@@ -198,9 +225,11 @@ public final class PostgresCacheStore: CacheLeasing, Service {
             var detail = "\(error.code)"
             if let state = error.serverInfo?[.sqlState] { detail += ", SQLSTATE \(state)" }
             if let message = error.serverInfo?[.message] { detail += ": \(message)" }
-            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(detail)).", underlying: error)
+            return ServiceError(
+                .cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(detail)).", underlying: error)
         default:
-            return ServiceError(.cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(error)).", underlying: error)
+            return ServiceError(
+                .cacheStoreFailed, "The PostgreSQL cache failed \(operation) (\(error)).", underlying: error)
         }
     }
 }

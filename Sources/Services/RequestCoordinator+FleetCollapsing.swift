@@ -75,9 +75,12 @@ extension RequestCoordinator {
                     return .found
                 }
                 if let lease = try await leasing.acquireLease(on: key, for: fleet.lease) {
-                    // Another holder may have stored the entry and left since this load looked.
-                    if waited == .zero, try await leasing.entry(for: key) != nil {
+                    // Another holder may have stored the entry and left since this load looked:
+                    // before its first poll, or between its last poll and this lease (a race the
+                    // PostgreSQL fleet tests hit: two origin requests instead of one).
+                    if try await leasing.entry(for: key) != nil {
                         await release(lease, from: leasing, plan: plan)
+                        if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
                         return .found
                     }
                     reportFleet(.leaseTaken(key: key.description), plan: plan)

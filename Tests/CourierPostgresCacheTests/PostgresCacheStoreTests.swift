@@ -53,7 +53,7 @@ struct PostgresCacheStoreTests {
         }
     }
 
-    @Test("a row with a flipped byte (body, status or key) is a miss and is removed")
+    @Test("a row with a changed byte (body, status, fields, time or key) is a miss and is removed")
     func corruptedRows() async throws {
         try await withPostgresStore { cluster, store in
             let corruptions = [
@@ -61,6 +61,7 @@ struct PostgresCacheStoreTests {
                 "status = 203",
                 "header_fields = set_byte(header_fields, 3, get_byte(header_fields, 3) # 32)",
                 "response_time = response_time + 1",
+                "cache_key = 'GET http://api.example/corrupt/x'",
             ]
             for (index, corruption) in corruptions.enumerated() {
                 let key = CacheKey("GET http://api.example/corrupt/\(index)")
@@ -69,11 +70,14 @@ struct PostgresCacheStoreTests {
                 #expect(try await store.entry(for: key) == nil, "\(corruption)")
                 #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "0", "\(corruption)")
             }
-            // A row whose full key differs from the one asked for (a digest collision) is a miss.
+            // An intact row for another key under the same digest (a collision) is a miss, and stays.
             let key = CacheKey("GET http://api.example/collision")
-            try await store.store(sampleResponse(), for: key)
-            try await cluster.psql("UPDATE courier_cache_entries SET cache_key = 'GET http://api.example/other'")
+            let other = CacheKey("GET http://api.example/other")
+            try await store.store(sampleResponse(), for: other)
+            try await cluster.psql(
+                "UPDATE courier_cache_entries SET key_digest = sha256(convert_to('\(key.rawValue)', 'UTF8'))")
             #expect(try await store.entry(for: key) == nil)
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "1")
         }
     }
 

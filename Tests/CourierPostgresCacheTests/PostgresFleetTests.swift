@@ -7,9 +7,11 @@ import Testing
 
 /// A `courier-pg-fleet-member` child process: one instance of a fleet, with its own coordinator
 /// and PostgreSQL pool, loading one URL of the test server once.
-struct FleetMember {
+final class FleetMember {
     let process: ChildProcess
     let output: OutputPipe
+    /// Every line read so far (for failure messages).
+    private(set) var transcript: [String] = []
 
     init(cluster: PostgresCluster, server: TestServer, path: String, query: String, mode: [String]) throws {
         let executable = CommandLine.testProductsDirectory + "/courier-pg-fleet-member"
@@ -26,6 +28,7 @@ struct FleetMember {
             let bytes = await output.line()
             guard !bytes.isEmpty else { return nil }
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
+            transcript.append(text)
             if text.hasPrefix(prefix) { return text }
             if text.hasPrefix("error") { return text }
         }
@@ -78,7 +81,9 @@ struct PostgresFleetTests {
                 #expect(held.status == 0 && held.line?.hasPrefix("done network ") == true, "\(held.line ?? "no output")")
                 for waiter in waiters {
                     let result = await waiter.finish()
-                    #expect(result.status == 0 && result.line?.hasPrefix("done shared ") == true, "\(result.line ?? "no output")")
+                    #expect(
+                        result.status == 0 && result.line?.hasPrefix("done shared ") == true,
+                        "\(waiter.transcript)")
                 }
                 #expect(server.gateCounts("cold").served == 1)
             }
@@ -105,7 +110,7 @@ struct PostgresFleetTests {
                 var sources: [String] = []
                 for waiter in waiters {
                     let result = await waiter.finish()
-                    #expect(result.status == 0, "\(result.line ?? "no output")")
+                    #expect(result.status == 0, "\(waiter.transcript)")
                     if let line = result.line { sources.append(String(line.split(separator: " ")[1])) }
                 }
                 // One waiter took the lease that fell free and fetched; the other got its entry

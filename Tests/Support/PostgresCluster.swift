@@ -136,8 +136,11 @@ public final class PostgresCluster: Sendable {
         guard !processes.contains(where: Self.isAlive) else {
             throw PostgresClusterError.commandFailed("kill -9 \(processes)", output: "processes still alive after 10 s")
         }
-        // The server would take a zombie's PID in the lock file for a live postmaster.
-        try? FileManager.default.removeItem(atPath: dataDirectory + "/postmaster.pid")
+        // The server would take a zombie's PID in a lock file for a live postmaster (init reaps
+        // the killed processes when it gets to it).
+        for lock in [dataDirectory + "/postmaster.pid", directory + "/.s.PGSQL.\(port).lock", directory + "/.s.PGSQL.\(port)"] {
+            try? FileManager.default.removeItem(atPath: lock)
+        }
     }
 
     /// Stops the server (at once) and removes the directory. Call it when done, also on failure.
