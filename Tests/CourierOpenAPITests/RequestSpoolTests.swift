@@ -31,6 +31,19 @@ struct RequestSpoolTests {
         }
     }
 
+    @Test("a spooled body replayed after a 401 and a token refresh arrives byte-exact twice")
+    func replayedBodyIsReread() async throws {
+        let tokens = RotatingTokens()
+        var coordinator = RequestCoordinator.Configuration()
+        coordinator.decorators = [BearerTokenDecorator(tokens: tokens)]
+        try await withUploads(coordinator: coordinator) { server, transport, spool in
+            let report = try await put(transport, server, "auth-fresh", PatternChunks.body(count: Self.large))
+            #expect(report.attempts == [Self.expected(Self.large), Self.expected(Self.large)])
+            #expect(tokens.refreshes == 1)
+            #expect(spool.files().isEmpty)
+        }
+    }
+
     @Test("the spool file (0600, the whole body) exists during the upload and is gone after success")
     func spoolFileLivesUntilSuccess() async throws {
         try await withUploads { server, transport, spool in
@@ -215,9 +228,11 @@ struct SpoolDirectory {
 }
 
 /// A loopback server and a `CourierClientTransport` over curl whose spool directory is fresh
-/// (unless `configuration` names one); all stopped and removed after `body`.
+/// (unless `configuration` names one other than the default); all stopped and removed after
+/// `body`.
 func withUploads(
     _ configuration: CourierClientTransport.Configuration = .init(),
+    coordinator coordinatorConfiguration: RequestCoordinator.Configuration = .init(),
     _ body: (TestServer, CourierClientTransport, SpoolDirectory) async throws -> Void
 ) async throws {
     let spool = try SpoolDirectory()
@@ -228,7 +243,7 @@ func withUploads(
     }
     let server = try await TestServer.start()
     let curl = CurlTransport()
-    let coordinator = RequestCoordinator(transport: curl)
+    let coordinator = RequestCoordinator(transport: curl, configuration: coordinatorConfiguration)
     let transport = CourierClientTransport(coordinator: coordinator, configuration: configuration)
     do {
         try await body(server, transport, spool)

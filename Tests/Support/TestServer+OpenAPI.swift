@@ -20,8 +20,9 @@ import NIOHTTP1
 /// - `PUT /openapi/uploads/<name>`: records the body's length and CRC-32 under `name`, then
 ///   answers 200 `{"attempts": [{"bodyLength", "bodyCRC"}, ...]}`, every body received for
 ///   `name` so far; `flaky-…` answers its first attempt 503 with `Retry-After: 1`;
-///   `gated-<gate>` is held at gate `<gate>`; `dropped-<gate>` is held there, then its
-///   connection closes without an answer.
+///   `auth-<token>` answers 401 unless sent `Authorization: Bearer <token>`; `gated-<gate>` is
+///   held at gate `<gate>`; `dropped-<gate>` is held there, then its connection closes without
+///   an answer.
 extension TestServer {
     func openAPIRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         guard request.path.hasPrefix("/openapi/") else { return false }
@@ -102,6 +103,10 @@ extension TestServer {
         let body = Array((try? JSONEncoder().encode(UploadAttempt.Report(attempts: attempts))) ?? Data())
         if name.hasPrefix("flaky-"), attempts.count == 1 {
             out.send(503, "Unavailable", headers: [("Retry-After", "1")], body: Array("busy".utf8))
+        } else if name.hasPrefix("auth-"),
+            request.head.headers.first(name: "Authorization") != "Bearer \(name.dropFirst("auth-".count))"
+        {
+            out.send(401, "Unauthorized", headers: [("WWW-Authenticate", "Bearer")], body: Array("denied".utf8))
         } else if name.hasPrefix("gated-") {
             hold(at: String(name.dropFirst("gated-".count)), out) { responder, _ in
                 responder.send(200, headers: json, body: body)
