@@ -94,6 +94,11 @@ extension TestServer {
         }
     }
 
+    /// The bodies `PUT /openapi/uploads/<name>` received so far, oldest first.
+    public func uploadAttempts(_ name: String) -> [UploadAttempt] {
+        uploads.withLock { $0[name] ?? [] }
+    }
+
     private func upload(_ name: String, _ request: IncomingRequest, _ out: Responder) {
         let attempts = uploads.withLock { uploads in
             uploads[name, default: []].append(UploadAttempt(bodyLength: request.bodyLength, bodyCRC: request.bodyCRC))
