@@ -32,38 +32,50 @@ struct RequestSpool: Sendable {
         from body: HTTPBody?, threshold: Int, limit: Int, directory: URL
     ) async throws(ServiceError) -> RequestSpool {
         guard let body else { return RequestSpool(body: nil, path: nil) }
-        var buffer = Data()
         var file: SpoolFile?
         do {
+            var chunks = body.makeAsyncIterator()
+            var total = 0
+            var buffer = Data()
+            var pending: HTTPBody.ByteChunk?
             if case .known(let length) = body.length {
                 guard length <= limit else { throw tooLarge(length, limit: limit) }
-                if length > threshold {
-                    file = try SpoolFile(in: directory)
-                } else {
-                    buffer.reserveCapacity(Int(length))
-                }
+                if length <= threshold { buffer.reserveCapacity(Int(length)) }
             }
-            var total = 0
-            for try await chunk in body {
-                guard total + chunk.count <= limit else { throw tooLarge(nil, limit: limit) }
-                total += chunk.count
-                if let file {
-                    try file.write(chunk)
-                } else if buffer.count + chunk.count > threshold {
-                    let created = try SpoolFile(in: directory)
-                    file = created
-                    try created.write(buffer)
-                    buffer = Data()
-                    try created.write(chunk)
-                } else {
+            // In memory while the body (or its declared length) stays within the threshold.
+            if body.length.isWithin(threshold) {
+                while let chunk = try await chunks.next() {
+                    guard total + chunk.count <= limit else { throw tooLarge(nil, limit: limit) }
+                    total += chunk.count
+                    if buffer.count + chunk.count > threshold {
+                        pending = chunk
+                        break
+                    }
                     buffer.append(contentsOf: chunk)
+                    // A body whose producer ignores cancellation still stops at the next chunk.
+                    if Task.isCancelled { throw ServiceError.cancelled() }
                 }
-                // A body whose producer ignores cancellation still stops at the next chunk.
-                if Task.isCancelled { throw ServiceError.cancelled() }
+                if pending == nil { return RequestSpool(body: .bytes(buffer), path: nil) }
             }
-            guard let file else { return RequestSpool(body: .bytes(buffer), path: nil) }
-            try file.close()
-            return RequestSpool(body: .file(atPath: file.path), path: file.path)
+            // On disk: the writes (and the reads between them) run on a thread of their own, so a
+            // slow disk never holds one of the cooperative pool's few threads.
+            let spooled = try await withTaskExecutorPreference(SpoolWriteExecutor.shared) {
+                let created = try SpoolFile(in: directory)
+                file = created
+                try created.write(buffer)
+                buffer = Data()
+                if let pending { try created.write(pending) }
+                pending = nil
+                while let chunk = try await chunks.next() {
+                    guard total + chunk.count <= limit else { throw tooLarge(nil, limit: limit) }
+                    total += chunk.count
+                    try created.write(chunk)
+                    if Task.isCancelled { throw ServiceError.cancelled() }
+                }
+                try created.close()
+                return created.path
+            }
+            return RequestSpool(body: .file(atPath: spooled), path: spooled)
         } catch {
             file?.discard()
             if let error = error as? ServiceError { throw error }
@@ -141,5 +153,13 @@ private final class SpoolFile {
         let reason = String(cString: strerror(code))
         return ServiceError(
             .fileAccess, "The request body was not sent: \(what) (\(reason), errno \(code)).")
+    }
+}
+
+extension HTTPBody.Length {
+    /// Whether a body of this length may fit in `threshold` bytes (an unknown length may).
+    fileprivate func isWithin(_ threshold: Int) -> Bool {
+        if case .known(let length) = self { return length <= threshold }
+        return true
     }
 }

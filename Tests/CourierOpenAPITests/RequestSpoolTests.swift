@@ -5,6 +5,7 @@ import CourierTransport
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
+import Synchronization
 import Testing
 
 /// Request bodies past the spool threshold go to a temporary file that every attempt re-reads
@@ -194,6 +195,20 @@ struct RequestSpoolTests {
         }
     }
 
+    @Test("past the threshold, the body is read and written off the cooperative pool")
+    func spoolingRunsOffThePool() async throws {
+        let spool = try SpoolDirectory()
+        defer { spool.delete() }
+        let chunks = ExecutorRecordingChunks(count: 32)
+        let body = HTTPBody(chunks, length: .unknown, iterationBehavior: .single)
+        let spooled = try await RequestSpool.make(from: body, threshold: 1 << 20, limit: 64 << 20, directory: spool.url)
+        defer { spooled.remove() }
+        #expect(spooled.path != nil)
+        // 16 chunks of 64 KiB fill the 1 MiB threshold in memory; the 17th crosses it. Every
+        // later chunk is made, and written, on the spool executor.
+        #expect(chunks.onSpoolExecutor.withLock { $0 } == Array(repeating: false, count: 17) + Array(repeating: true, count: 15))
+    }
+
     static func expected(_ count: Int) -> UploadAttempt {
         UploadAttempt(bodyLength: count, bodyCRC: Payloads.patternCRC(count: count))
     }
@@ -328,4 +343,30 @@ struct PatternChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count, pause: pause) }
+}
+
+/// `count` chunks of 64 KiB that record, chunk by chunk, whether they were asked for on the
+/// spool executor.
+final class ExecutorRecordingChunks: AsyncSequence, Sendable {
+    typealias Element = HTTPBody.ByteChunk
+
+    let count: Int
+    let onSpoolExecutor = Mutex<[Bool]>([])
+
+    init(count: Int) { self.count = count }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let owner: ExecutorRecordingChunks
+        var made = 0
+
+        mutating func next() async -> HTTPBody.ByteChunk? {
+            guard made < owner.count else { return nil }
+            made += 1
+            let onExecutor = SpoolWriteExecutor.isCurrent
+            owner.onSpoolExecutor.withLock { $0.append(onExecutor) }
+            return ArraySlice(repeating: UInt8(truncatingIfNeeded: made), count: 64 << 10)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(owner: self) }
 }
