@@ -38,9 +38,10 @@ public import OpenAPIRuntime
 /// memory up to ``Configuration/requestBodySpoolThreshold`` (1 MiB by default), else spooled
 /// chunk by chunk to a temporary file (in ``Configuration/requestBodySpoolDirectory``) that each
 /// attempt re-reads, so a large upload is never held whole. The file is removed when the request
-/// ends: success, failure or cancellation. A body over ``Configuration/maximumRequestBodySize``
-/// fails with `invalidRequest`, a spool file that cannot be written with `fileAccess`; either
-/// way before anything is sent.
+/// ends (success, failure or cancellation); for a streamed response, as soon as its head is back,
+/// since no attempt can follow (an upload still in flight keeps reading its open file). A body
+/// over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest`, a spool file that
+/// cannot be written with `fileAccess`; either way before anything is sent.
 public struct CourierClientTransport: ClientTransport {
     /// The coordinator every operation goes through.
     public let coordinator: RequestCoordinator

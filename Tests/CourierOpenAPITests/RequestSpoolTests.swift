@@ -206,7 +206,8 @@ struct RequestSpoolTests {
         #expect(spooled.path != nil)
         // 16 chunks of 64 KiB fill the 1 MiB threshold in memory; the 17th crosses it. Every
         // later chunk is made, and written, on the spool executor.
-        #expect(chunks.onSpoolExecutor.withLock { $0 } == Array(repeating: false, count: 17) + Array(repeating: true, count: 15))
+        let expected = Array(repeating: false, count: 17) + Array(repeating: true, count: 15)
+        #expect(chunks.onSpoolExecutor.withLock { $0 } == expected)
     }
 
     static func expected(_ count: Int) -> UploadAttempt {
@@ -237,7 +238,8 @@ struct SpoolDirectory {
     }
 
     func delete() {
-        try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: url.appending(path: "read-only").path)
+        let readOnly = url.appending(path: "read-only").path
+        try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: readOnly)
         try? FileManager.default.removeItem(at: url)
     }
 }
@@ -280,7 +282,8 @@ func put(
     var request = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/uploads/\(name)")
     request.headerFields[.contentType] = "application/octet-stream"
     let baseURL = try #require(URL(string: "\(server.baseURL)/openapi"))
-    let (response, responseBody) = try await transport.send(request, body: body, baseURL: baseURL, operationID: "upload")
+    let (response, responseBody) = try await transport.send(
+        request, body: body, baseURL: baseURL, operationID: "upload")
     #expect(response.status == .ok)
     let data = try await Data(collecting: try #require(responseBody), upTo: 1 << 20)
     return try JSONDecoder().decode(UploadAttempt.Report.self, from: data)
