@@ -70,18 +70,25 @@ func upload(_ name: String, _ count: Int, through transport: CourierClientTransp
     return response.status.code
 }
 
-let curl = CurlTransport()
-let coordinator = RequestCoordinator(transport: curl)
-var configuration = CourierClientTransport.Configuration()
-configuration.requestBodySpoolDirectory = URL(filePath: CommandLine.arguments[3], directoryHint: .isDirectory)
-configuration.maximumRequestBodySize = Int.max
-let transport = CourierClientTransport(coordinator: coordinator, configuration: configuration)
-// Warm up: threads, curl's caches, the first connection, the spool path itself.
-_ = try await upload("warm-up", 3 << 20, through: transport)
-let baseline = status("VmHWM")
-let code = try await upload("probe", count, through: transport)
-let peak = status("VmHWM")
-await coordinator.shutdown()
-await curl.shutdown()
+/// Warms up, then measures the upload; everything it made is released when it returns, so that
+/// LeakSanitizer (under `--sanitize=address`) sees only what truly leaked.
+func measure() async throws -> (baseline: Int, peak: Int, status: Int) {
+    let curl = CurlTransport()
+    let coordinator = RequestCoordinator(transport: curl)
+    var configuration = CourierClientTransport.Configuration()
+    configuration.requestBodySpoolDirectory = URL(filePath: CommandLine.arguments[3], directoryHint: .isDirectory)
+    configuration.maximumRequestBodySize = Int.max
+    let transport = CourierClientTransport(coordinator: coordinator, configuration: configuration)
+    // Warm up: threads, curl's caches, the first connection, the spool path itself.
+    _ = try await upload("warm-up", 3 << 20, through: transport)
+    let baseline = status("VmHWM")
+    let code = try await upload("probe", count, through: transport)
+    let peak = status("VmHWM")
+    await coordinator.shutdown()
+    await curl.shutdown()
+    return (baseline, peak, code)
+}
+
+let figures = try await measure()
 let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
-print(#"{"baseline": \#(baseline), "peak": \#(peak), "status": \#(code), "sanitized": \#(sanitized)}"#)
+print(#"{"baseline": \#(figures.baseline), "peak": \#(figures.peak), "status": \#(figures.status), "sanitized": \#(sanitized)}"#)
