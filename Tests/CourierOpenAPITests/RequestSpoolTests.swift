@@ -110,6 +110,18 @@ struct RequestSpoolTests {
         }
     }
 
+    @Test("a body that fails while it is spooled fails with encodingFailed: no file left, nothing sent")
+    func failingBodyLeavesNoFile() async throws {
+        try await withUploads { server, transport, spool in
+            let body = PatternChunks.body(count: Self.large, failingAfter: 3 << 20)
+            let error = await serviceError { _ = try await put(transport, server, "plain", body) }
+            #expect(error?.code == .encodingFailed)
+            #expect(error?.underlying is PatternChunks.ProducerFailure)
+            #expect(spool.files().isEmpty)
+            #expect(server.snapshot.connectionsAccepted == 0)
+        }
+    }
+
     @Test("a body over maximumRequestBodySize fails with invalidRequest: no file left, nothing sent")
     func oversizedBodyIsRefused() async throws {
         var configuration = CourierClientTransport.Configuration()
@@ -314,24 +326,32 @@ func serviceError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () 
 struct PatternChunks: AsyncSequence, Sendable {
     typealias Element = HTTPBody.ByteChunk
 
+    /// What a body made with `failingAfter` throws.
+    struct ProducerFailure: Error {}
+
     let count: Int
     let pause: (after: Int, signal: AsyncStream<Void>.Continuation)?
+    var failure: Int?
 
-    /// A single-pass body of `count` pattern bytes (length unknown unless given).
+    /// A single-pass body of `count` pattern bytes (length unknown unless given); it throws
+    /// ``ProducerFailure`` once `failingAfter` bytes are out.
     static func body(
         count: Int, length: HTTPBody.Length = .unknown, pausingAfter: Int? = nil,
-        signal: AsyncStream<Void>.Continuation? = nil
+        signal: AsyncStream<Void>.Continuation? = nil, failingAfter: Int? = nil
     ) -> HTTPBody {
         let pause = pausingAfter.flatMap { after in signal.map { (after, $0) } }
-        return HTTPBody(PatternChunks(count: count, pause: pause), length: length, iterationBehavior: .single)
+        let chunks = PatternChunks(count: count, pause: pause, failure: failingAfter)
+        return HTTPBody(chunks, length: length, iterationBehavior: .single)
     }
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let count: Int
         let pause: (after: Int, signal: AsyncStream<Void>.Continuation)?
+        let failure: Int?
         var offset = 0
 
         mutating func next() async throws -> HTTPBody.ByteChunk? {
+            if let failure, offset >= failure { throw ProducerFailure() }
             if let pause, offset >= pause.after {
                 pause.signal.yield()
                 try await Task.sleep(for: .seconds(120))  // ends early: the test cancels
@@ -345,7 +365,7 @@ struct PatternChunks: AsyncSequence, Sendable {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count, pause: pause) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count, pause: pause, failure: failure) }
 }
 
 /// `count` chunks of 64 KiB that record, chunk by chunk, whether they were asked for on the
