@@ -295,11 +295,21 @@ let package = Package(
             path: "Tests/CourierPostgresCacheTests",
             swiftSettings: swiftSettings
         ),
+        // A child process the OpenAPI transport's upload memory test measures.
+        .executableTarget(
+            name: "courier-upload-probe",
+            dependencies: [
+                "CourierOpenAPI", "CourierTestServer",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            path: "Tests/UploadProbe",
+            swiftSettings: swiftSettings
+        ),
         // The generated client (committed; scripts/generate-openapi-client.sh) over the loopback server.
         .testTarget(
             name: "CourierOpenAPITests",
             dependencies: [
-                "CourierOpenAPI", "CourierTesting", "CourierTestServer",
+                "CourierOpenAPI", "CourierTesting", "CourierTestServer", "courier-upload-probe",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],

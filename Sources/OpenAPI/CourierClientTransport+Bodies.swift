@@ -25,32 +25,4 @@ extension CourierClientTransport {
         absolute.path = prefix + (relative.hasPrefix("/") ? relative : "/" + relative)
         return absolute
     }
-
-    /// The request body in memory, refused when it has more than `limit` bytes.
-    static func collect(_ body: HTTPBody?, upTo limit: Int) async throws(ServiceError) -> RequestBody? {
-        guard let body else { return nil }
-        var data = Data()
-        if case .known(let length) = body.length {
-            guard length <= limit else { throw tooLarge(length, limit: limit) }
-            data.reserveCapacity(Int(length))
-        }
-        do {
-            for try await chunk in body {
-                guard data.count + chunk.count <= limit else { throw tooLarge(nil, limit: limit) }
-                data.append(contentsOf: chunk)
-            }
-        } catch let error as ServiceError {
-            throw error
-        } catch {
-            if error is CancellationError || Task.isCancelled { throw .cancelled() }
-            throw ServiceError(.encodingFailed, "The request body could not be read: \(error)", underlying: error)
-        }
-        return .bytes(data)
-    }
-
-    private static func tooLarge(_ length: Int64?, limit: Int) -> ServiceError {
-        let size = length.map { "\($0) bytes" } ?? "more bytes"
-        return ServiceError(
-            .invalidRequest, "The request body has \(size) than the transport's limit of \(limit) bytes allows.")
-    }
 }

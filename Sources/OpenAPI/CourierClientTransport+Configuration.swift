@@ -1,6 +1,6 @@
 public import CourierServices
 public import HTTPTypes
-internal import Foundation
+public import Foundation
 
 extension CourierClientTransport {
     /// What a ``CourierClientTransport`` does per operation, keyed by operation ID.
@@ -13,16 +13,26 @@ extension CourierClientTransport {
         public var defaultCachePolicy: CachePolicy = .networkOnly
         /// Retry policies by operation ID; operations not listed use the coordinator's.
         public var retryPolicies: [String: RetryPolicy] = [:]
-        /// The largest request body sent, in bytes (default 64 MiB). Bodies are collected in
-        /// memory before they are sent; a larger one fails with `invalidRequest`.
+        /// The largest request body sent, in bytes (default 64 MiB); a larger one fails with
+        /// `invalidRequest` and nothing is sent.
         public var maximumRequestBodySize = 64 << 20
+        /// The size in bytes past which a request body is spooled to a temporary file instead of
+        /// held in memory (default 1 MiB). A body of unknown length is spooled once it grows past
+        /// it, so memory holds at most this much plus one chunk. Either way the body replays on
+        /// retries and decorator replays.
+        public var requestBodySpoolThreshold = 1 << 20
+        /// Where request spool files go (default: the temporary directory). Each is created with
+        /// mode 0600 and a unique name, and removed when its request ends; a directory that is
+        /// missing or not writable fails the request with `fileAccess` before anything is sent.
+        public var requestBodySpoolDirectory: URL = FileManager.default.temporaryDirectory
 
         /// Operations whose responses stream even as coalescable `GET`s (a large JSON export,
         /// say), unless a cache policy names them. Non-`GET` operations and binary downloads
         /// stream without being listed (see ``CourierClientTransport``).
         public var streamedOperations: Set<String> = []
 
-        /// The default configuration: no cache, the coordinator's retries, 64 MiB bodies.
+        /// The default configuration: no cache, the coordinator's retries, 64 MiB bodies spooled
+        /// to the temporary directory past 1 MiB.
         public init() {}
 
         /// The policy for `operationID`.

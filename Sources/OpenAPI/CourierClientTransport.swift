@@ -34,9 +34,14 @@ public import OpenAPIRuntime
 /// default; `responseTooLarge` otherwise) and reaches the runtime in 64 KiB chunks, never
 /// copied whole a second time.
 ///
-/// A request body is collected in memory, so that it replays on retries and decorator replays;
-/// one over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest` before
-/// anything is sent.
+/// A request body is read once and kept so that it replays on retries and decorator replays: in
+/// memory up to ``Configuration/requestBodySpoolThreshold`` (1 MiB by default), else spooled
+/// chunk by chunk to a temporary file (in ``Configuration/requestBodySpoolDirectory``) that each
+/// attempt re-reads, so a large upload is never held whole. The file is removed when the request
+/// ends (success, failure or cancellation); for a streamed response, as soon as its head is back,
+/// since no attempt can follow (an upload still in flight keeps reading its open file). A body
+/// over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest`, a spool file that
+/// cannot be written with `fileAccess`; either way before anything is sent.
 public struct CourierClientTransport: ClientTransport {
     /// The coordinator every operation goes through.
     public let coordinator: RequestCoordinator
@@ -61,16 +66,21 @@ public struct CourierClientTransport: ClientTransport {
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let target = try Self.absolute(request, baseURL: baseURL)
-        let payload = try await Self.collect(body, upTo: configuration.maximumRequestBodySize)
+        let spool = try await RequestSpool.make(
+            from: body, threshold: configuration.requestBodySpoolThreshold,
+            limit: configuration.maximumRequestBodySize, directory: configuration.requestBodySpoolDirectory)
+        // Once the head is back no attempt can need the file again: a streamed body is never
+        // retried, and an upload still in flight reads the file through its open descriptor.
+        defer { spool.remove() }
         let cachePolicy = configuration.cachePolicy(for: operationID)
         let retryPolicy = configuration.retryPolicies[operationID]
         if configuration.streamsResponse(of: request, operationID: operationID) {
             let streamed = try await coordinator.stream(
-                operation: operationID, request: target, body: payload, retryPolicy: retryPolicy, logger: logger)
+                operation: operationID, request: target, body: spool.body, retryPolicy: retryPolicy, logger: logger)
             return (streamed.response, request.method == .head ? nil : StreamedChunks.body(streamed))
         }
         let loaded = try await coordinator.load(
-            operation: operationID, request: target, body: payload, cachePolicy: cachePolicy,
+            operation: operationID, request: target, body: spool.body, cachePolicy: cachePolicy,
             retryPolicy: retryPolicy, logger: logger)
         let responseBody = request.method == .head ? nil : DataChunks.body(loaded.value)
         return (loaded.response, responseBody)

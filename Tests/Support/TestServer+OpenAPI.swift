@@ -17,6 +17,12 @@ import NIOHTTP1
 /// - `GET /openapi/files/blob-<n>`: `n` bytes of ``Payloads/patternByte(at:)``, as
 ///   `application/octet-stream`; `flaky-<key>-<n>` answers 503 with `Retry-After: 1` twice per
 ///   key first; other names, 404.
+/// - `PUT /openapi/uploads/<name>`: records the body's length and CRC-32 under `name`, then
+///   answers 200 `{"attempts": [{"bodyLength", "bodyCRC"}, ...]}`, every body received for
+///   `name` so far; `flaky-…` answers its first attempt 503 with `Retry-After: 1`;
+///   `auth-<token>` answers 401 unless sent `Authorization: Bearer <token>`; `gated-<gate>` is
+///   held at gate `<gate>`; `dropped-<gate>` is held there, then its connection closes without
+///   an answer.
 extension TestServer {
     func openAPIRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         guard request.path.hasPrefix("/openapi/") else { return false }
@@ -24,6 +30,8 @@ extension TestServer {
         let json = [("Content-Type", "application/json")]
         if path == "/items", request.head.method == .POST {
             createItem(request, out)
+        } else if path.hasPrefix("/uploads/"), request.head.method == .PUT {
+            upload(String(path.dropFirst("/uploads/".count)), request, out)
         } else if path.hasPrefix("/items/"), request.head.method == .GET {
             let id = String(path.dropFirst("/items/".count))
             getItem(id.removingPercentEncoding ?? id, request, out)
@@ -86,6 +94,35 @@ extension TestServer {
         }
     }
 
+    /// The bodies `PUT /openapi/uploads/<name>` received so far, oldest first.
+    public func uploadAttempts(_ name: String) -> [UploadAttempt] {
+        uploads.withLock { $0[name] ?? [] }
+    }
+
+    private func upload(_ name: String, _ request: IncomingRequest, _ out: Responder) {
+        let attempts = uploads.withLock { uploads in
+            uploads[name, default: []].append(UploadAttempt(bodyLength: request.bodyLength, bodyCRC: request.bodyCRC))
+            return uploads[name]!
+        }
+        let json = [("Content-Type", "application/json")]
+        let body = Array((try? JSONEncoder().encode(UploadAttempt.Report(attempts: attempts))) ?? Data())
+        if name.hasPrefix("flaky-"), attempts.count == 1 {
+            out.send(503, "Unavailable", headers: [("Retry-After", "1")], body: Array("busy".utf8))
+        } else if name.hasPrefix("auth-"),
+            request.head.headers.first(name: "Authorization") != "Bearer \(name.dropFirst("auth-".count))"
+        {
+            out.send(401, "Unauthorized", headers: [("WWW-Authenticate", "Bearer")], body: Array("denied".utf8))
+        } else if name.hasPrefix("gated-") {
+            hold(at: String(name.dropFirst("gated-".count)), out) { responder, _ in
+                responder.send(200, headers: json, body: body)
+            }
+        } else if name.hasPrefix("dropped-") {
+            hold(at: String(name.dropFirst("dropped-".count)), out) { responder, _ in responder.close() }
+        } else {
+            out.send(200, headers: json, body: body)
+        }
+    }
+
     private func createItem(_ request: IncomingRequest, _ out: Responder) {
         let json = [("Content-Type", "application/json")]
         let object = try? JSONSerialization.jsonObject(with: Data(request.bodyPrefix)) as? [String: Any]
@@ -97,5 +134,21 @@ extension TestServer {
         if let price = object?["price"] as? Int { item["price"] = price }
         let body = (try? JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])) ?? Data()
         out.send(201, "Created", headers: json, body: Array(body))
+    }
+}
+
+/// One body `PUT /openapi/uploads/<name>` received, as the server counted it.
+public struct UploadAttempt: Codable, Sendable, Equatable {
+    /// What the route answers: every body received for the name so far, oldest first.
+    public struct Report: Codable, Sendable {
+        public var attempts: [UploadAttempt]
+    }
+
+    public var bodyLength: Int
+    public var bodyCRC: UInt32
+
+    public init(bodyLength: Int, bodyCRC: UInt32) {
+        self.bodyLength = bodyLength
+        self.bodyCRC = bodyCRC
     }
 }

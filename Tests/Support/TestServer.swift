@@ -32,6 +32,8 @@ public final class TestServer: Sendable {
     let payloadCache = LockedValue<[String: [UInt8]]>([:])
     let gates = LockedValue<[String: Gate]>([:])
     let flakyCounts = LockedValue<[String: Int]>([:])
+    /// Every body `PUT /openapi/uploads/<name>` received, by name.
+    let uploads = LockedValue<[String: [UploadAttempt]]>([:])
     let cacheRoutes = LockedValue<[String: CacheRouteState]>([:])
     /// Connections the server saw close, for `waitForClosedConnections(_:timeout:)`.
     let closedConnections = CountWaiters()
