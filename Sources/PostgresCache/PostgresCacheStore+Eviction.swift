@@ -15,6 +15,33 @@ extension PostgresCacheStore {
         }
     }
 
+    /// Starts ``evictLeastRecentlyUsed()`` in a task of its own unless one runs: a write never
+    /// waits for an eviction (whose batches may take longer than a call's bound on a large table).
+    func evictInBackground() {
+        let starts = evicting.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard starts else { return }
+        Task {
+            defer { self.evicting.withLock { $0 = false } }
+            do throws(ServiceError) {
+                try await self.evictLeastRecentlyUsed()
+            } catch {
+                // The next check tries again.
+                self.logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])
+            }
+        }
+    }
+
+    /// Returns once no background eviction runs (or after `timeout`): a test hook.
+    package func waitForEvictions(timeout: Duration = .seconds(30)) async {
+        let started = ContinuousClock.now
+        while evicting.withLock({ $0 }), ContinuousClock.now - started < timeout {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// Removes the least recently used rows until the rest fit in
     /// ``Configuration/maximumBytes``, ``Configuration/evictionBatchSize`` rows per statement (each
     /// statement a bounded call). Returns the rows and bytes removed.

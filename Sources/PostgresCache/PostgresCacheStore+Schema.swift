@@ -47,6 +47,8 @@ extension PostgresCacheStore {
     private func migrate() async throws {
         try await client.withTransaction(logger: queryLogger ?? Self.silent) { connection in
             let logger = self.queryLogger ?? Self.silent
+            // Its own deadline bounds the set-up, not the session's statement_timeout.
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: logger)
             var found: Int32?
             let exists = try await connection.query(

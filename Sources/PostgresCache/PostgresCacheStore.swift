@@ -49,6 +49,8 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     let schema = LockedValue<Task<Void, any Error>?>(nil)
     /// Bytes stored by this process since the size bound was last checked.
     let bytesSinceEvictionCheck = LockedValue(0)
+    /// Whether an eviction runs in the background (one at a time).
+    let evicting = LockedValue(false)
     /// When the last call failed (nil: the last call succeeded), for
     /// ``Configuration/pauseAfterFailure``.
     let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)
@@ -64,6 +66,15 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     public convenience init(
         postgres: PostgresClient.Configuration, configuration: Configuration = .init(), backgroundLogger: Logger? = nil
     ) {
+        var postgres = postgres
+        // The server stops a statement the store gave up on (its call timed out), so that it
+        // cannot hold a connection of the pool, or commit late, long after: a few times the
+        // call's bound. Schema set-up lifts it for its own transaction.
+        if !postgres.options.additionalStartupParameters.contains(where: { $0.0 == "statement_timeout" }) {
+            let bound = max(configuration.timeout * 4, .seconds(2))
+            let milliseconds = bound.components.seconds * 1_000 + bound.components.attoseconds / 1_000_000_000_000_000
+            postgres.options.additionalStartupParameters.append(("statement_timeout", "\(milliseconds)"))
+        }
         let client =
             backgroundLogger.map { PostgresClient(configuration: postgres, backgroundLogger: $0) }
             ?? PostgresClient(configuration: postgres)
@@ -116,15 +127,10 @@ public final class PostgresCacheStore: CacheLeasing, Service {
                     request_time = EXCLUDED.request_time, response_time = EXCLUDED.response_time,
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
                     last_access = EXCLUDED.last_access
+                WHERE courier_cache_entries.response_time <= EXCLUDED.response_time
                 """)
         }
-        guard noteStored(bytes: Int(row.size)) else { return }
-        do {
-            try await evictLeastRecentlyUsed()
-        } catch {
-            // The entry is stored; the next check tries the eviction again.
-            logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])
-        }
+        if noteStored(bytes: Int(row.size)) { evictInBackground() }
     }
 
     public func removeEntry(for key: CacheKey) async throws {

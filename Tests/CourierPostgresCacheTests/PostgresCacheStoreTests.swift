@@ -3,10 +3,40 @@ import CourierPostgresCache
 import CourierServices
 import CourierTestServer
 import Foundation
+import PostgresNIO
 import Testing
 
 @Suite("PostgreSQL cache store", postgresAvailable)
 struct PostgresCacheStoreTests {
+    @Test("a write that arrives late (an older response) never replaces a newer entry")
+    func lateWriteKeepsTheNewerEntry() async throws {
+        try await withPostgresStore { _, store in
+            let key = CacheKey("GET http://api.example/late")
+            var newer = sampleResponse(body: "newer")
+            newer.responseTime = newer.responseTime.addingTimeInterval(60)
+            try await store.store(newer, for: key)
+            try await store.store(sampleResponse(body: "older"), for: key)
+            #expect(try await store.entry(for: key)?.body == Data("newer".utf8))
+            var newest = sampleResponse(body: "newest")
+            newest.responseTime = newest.responseTime.addingTimeInterval(120)
+            try await store.store(newest, for: key)
+            #expect(try await store.entry(for: key)?.body == Data("newest".utf8))
+        }
+    }
+
+    @Test("the store's own pool asks the server to stop statements it gave up on (statement_timeout)")
+    func statementTimeout() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.timeout = .seconds(3)
+        try await withPostgresStore(configuration) { _, store in
+            var shown: [String] = []
+            for try await value in try await store.client.query("SHOW statement_timeout").decode(String.self) {
+                shown.append(value)
+            }
+            #expect(shown == ["12s"])  // 4 times the call's bound
+        }
+    }
+
     @Test("an entry reads back whole, through this store and a second one on the same database")
     func roundTrip() async throws {
         try await withPostgresStore { cluster, store in

@@ -21,17 +21,22 @@ struct PostgresEvictionTests {
         configuration.evictionCheckInterval = 0  // check after every write
         try await withPostgresStore(configuration) { cluster, store in
             let keys = (0..<6).map { CacheKey("GET http://api.example/bulky/\($0)") }
-            for index in 0..<3 { try await store.store(Self.bulky(index), for: keys[index]) }
+            // Evictions run in the background: each write waits for its own here.
+            func write(_ index: Int) async throws {
+                try await store.store(Self.bulky(index), for: keys[index])
+                await store.waitForEvictions()
+            }
+            for index in 0..<3 { try await write(index) }
             #expect(try await Self.totalBytes(cluster) <= 10_000)
             #expect(try await store.entry(for: keys[0]) != nil)  // 0 is now more recent than 1 and 2
-            try await store.store(Self.bulky(3), for: keys[3])
+            try await write(3)
             #expect(try await Self.totalBytes(cluster) <= 10_000)
             #expect(try await store.entry(for: keys[1]) == nil)
             #expect(try await store.entry(for: keys[0]) != nil)
             #expect(try await store.entry(for: keys[2]) != nil)
             #expect(try await store.entry(for: keys[3]) != nil)
             for index in 4..<6 {
-                try await store.store(Self.bulky(index), for: keys[index])
+                try await write(index)
                 #expect(try await Self.totalBytes(cluster) <= 10_000)
             }
             #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "3")
