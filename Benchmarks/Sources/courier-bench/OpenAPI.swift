@@ -25,15 +25,32 @@ enum OpenAPIClient: String, CaseIterable, Sendable {
         guard let client = Self.allCases.first(where: { $0.flag == flag }) else { return nil }
         self = client
     }
+
+    /// The row's name: the generated client over the transport, or the transport alone.
+    func subject(_ work: OpenAPIWork) -> String {
+        guard work == .transport else { return rawValue }
+        return self == .courier ? "CourierClientTransport.send" : "AsyncHTTPClientTransport.send"
+    }
 }
 
-/// Requests/s and CPU per request of `listRecords` through both transports, at c=1 and c=64,
-/// each run in a child process of its own; Courier's row carries the ratio to the other.
+/// What an OpenAPI child runs: the generated `listRecords` (the medium payload decoded into
+/// `[Record]`), or the transport alone (`ClientTransport.send` of the small payload, its body
+/// collected), which shows the transport's own cost per request without the decoding.
+enum OpenAPIWork: String, CaseIterable, Sendable {
+    case operation = "listRecords"
+    case transport = "transport"
+}
+
+/// Requests/s and CPU per request through both transports, at c=1 and c=64, each run in a child
+/// process of its own; Courier's row carries the ratio to the other.
 func openAPIEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
-    report.section("OpenAPI: one generated operation (medium JSON -> [Record]) through both transports, requests/s (median of \(runs)), CPU per request")
-    for concurrency in [1, 64] {
-        let requests = (concurrency == 1 ? 300 : 960) / (quick ? 5 : 1)  // ~14 ms of decoding each: the full row stays near 4 minutes
-        let scenario = "openapi listRecords c=\(concurrency)"
+    report.section("OpenAPI: the generated operation (medium JSON -> [Record]) and the bare ClientTransport.send (small JSON) through both transports, requests/s (median of \(runs)), CPU per request")
+    for (work, concurrency) in [(OpenAPIWork.operation, 1), (.operation, 64), (.transport, 1), (.transport, 64)] {
+        // ~14 ms of decoding per listRecords: the full row stays near 4 minutes.
+        let full = work == .operation ? (concurrency == 1 ? 300 : 960) : (concurrency == 1 ? 3_000 : 10_000)
+        let requests = full / (quick ? 5 : 1)
+        let scenario = work == .operation
+            ? "openapi listRecords c=\(concurrency)" : "openapi ClientTransport.send small c=\(concurrency)"
         report.scenario(scenario, detail: "\(requests) requests per run")
         var results: [OpenAPIClient: [ClientRun]] = [:]
         for client in OpenAPIClient.allCases {
@@ -41,14 +58,14 @@ func openAPIEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throw
                 progress("\(scenario): \(client.rawValue), run \(run + 1)/\(runs)")
                 results[client, default: []].append(
                     try spawnChild(
-                        ["--openapi-child", client.flag, nginx.base, "\(concurrency)", "\(requests)"],
+                        ["--openapi-child", client.flag, nginx.base, "\(concurrency)", "\(requests)", work.rawValue],
                         name: client.rawValue))
             }
         }
         let ahcRuns = results[.asyncHTTPClient] ?? []
         let courierRuns = results[.courier] ?? []
         let ahc = report.add(
-            scenario, OpenAPIClient.asyncHTTPClient.rawValue, unit: "req/s", samples: rates(ahcRuns),
+            scenario, OpenAPIClient.asyncHTTPClient.subject(work), unit: "req/s", samples: rates(ahcRuns),
             notes: openAPINotes(ahcRuns))
         var notes = openAPINotes(courierRuns)
         let ahcCPU = cpuPerRequest(ahcRuns)
@@ -56,7 +73,7 @@ func openAPIEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throw
         let ahcRate = median(rates(ahcRuns))
         if ahcRate > 0 { notes["x req/s vs AHC"] = median(rates(courierRuns)) / ahcRate }
         _ = report.add(
-            scenario, OpenAPIClient.courier.rawValue, unit: "req/s", samples: rates(courierRuns), reference: ahc,
+            scenario, OpenAPIClient.courier.subject(work), unit: "req/s", samples: rates(courierRuns), reference: ahc,
             notes: notes)
     }
 }
@@ -74,9 +91,12 @@ private func openAPINotes(_ runs: [ClientRun]) -> [String: Double] {
     return notes
 }
 
-/// The child's side of an OpenAPI run: `listRecords` with a distinct `i` per request (nothing
-/// coalesces), each answer checked record for record against the payload; prints one `ClientRun` line.
-func runOpenAPIChild(client: OpenAPIClient, base: String, concurrency: Int, requests: Int) async throws {
+/// The child's side of an OpenAPI run, with a distinct `i` per request (nothing coalesces):
+/// `listRecords`, each answer checked record for record against the payload, or the bare
+/// `send` of the small payload, each body's length checked; prints one `ClientRun` line.
+func runOpenAPIChild(
+    client: OpenAPIClient, base: String, concurrency: Int, requests: Int, work kind: OpenAPIWork
+) async throws {
     let expected = try JSONDecoder.records.decode([Payloads.Record].self, from: Payloads.medium)
     let serverURL = URL(string: base)!
     let transport: any ClientTransport
@@ -93,6 +113,22 @@ func runOpenAPIChild(client: OpenAPIClient, base: String, concurrency: Int, requ
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         transport = AsyncHTTPClientTransport(configuration: .init(client: http, timeout: .seconds(30)))
         cleanup = { try await http.shutdown() }
+    }
+    if kind == .transport {
+        let work: (Int) async throws -> (Int, Int) = { count in
+            try await concurrently(count, concurrency) { index in
+                let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/identity/small.json?i=\(index)")
+                let (response, body) = try await transport.send(
+                    request, body: nil, baseURL: serverURL, operationID: "getSmall")
+                guard response.status == .ok, let body else { throw BenchError("HTTP \(response.status.code)") }
+                let bytes = try await Data(collecting: body, upTo: 1 << 20)
+                guard bytes.count == Payloads.small.count else { throw BenchError("\(bytes.count) bytes, not the payload's") }
+                return bytes.count
+            }
+        }
+        try await measureChild(
+            requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
+        return
     }
     let generated = BenchOpenAPIClient.Client(serverURL: serverURL, transport: transport)
     let work: (Int) async throws -> (Int, Int) = { count in

@@ -86,15 +86,15 @@ if let index = arguments.firstIndex(of: "--fleet-child") {
 }
 
 if let index = arguments.firstIndex(of: "--openapi-child") {
-    // OpenAPI child mode: --openapi-child CLIENT BASE CONCURRENCY REQUESTS
+    // OpenAPI child mode: --openapi-child CLIENT BASE CONCURRENCY REQUESTS listRecords|transport
     let rest = Array(arguments[(index + 1)...])
-    guard rest.count == 4, let client = OpenAPIClient(flag: rest[0]), let concurrency = Int(rest[2]),
-        let requests = Int(rest[3])
+    guard rest.count == 5, let client = OpenAPIClient(flag: rest[0]), let concurrency = Int(rest[2]),
+        let requests = Int(rest[3]), let work = OpenAPIWork(rawValue: rest[4])
     else {
         FileHandle.standardError.write(Data("bad --openapi-child arguments: \(rest)\n".utf8))
         exit(2)
     }
-    try await runOpenAPIChild(client: client, base: rest[1], concurrency: concurrency, requests: requests)
+    try await runOpenAPIChild(client: client, base: rest[1], concurrency: concurrency, requests: requests, work: work)
     exit(0)
 }
 
