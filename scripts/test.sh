@@ -20,6 +20,16 @@ set +e
 wait "$runner"
 status=$?
 set -e
+# A PostgreSQL cluster outlives a test process that crashed or was stopped before removing it
+# (pg_ctl starts the server in the background). Clusters are named courier-pg-<pid>-<id> after
+# their test process: stop those whose process is gone, and remove their folders.
+for data in "${TMPDIR:-/tmp}"/courier-pg-*-*/data; do
+    [ -d "$data" ] || continue
+    owner=$(basename "$(dirname "$data")" | cut -d- -f3)
+    kill -0 "$owner" 2>/dev/null && continue
+    pkill -9 -f -- "-D $data" || true
+    rm -rf "$(dirname "$data")"
+done
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     pkill -9 -f "/.build/.*/CourierPackageTests.xctest" || true  # swift test leaves it running
     echo "The test run was stopped after ${TEST_TIMEOUT:-900} s. Tests that started and never ended:"

@@ -206,8 +206,18 @@ public final class PostgresCacheStore: CacheLeasing, Service {
         } catch {
             let failure = Self.failure(error, operation: operation)
             if failure.code != .cancelled { lastFailure.withLock { $0 = .now } }
+            if Self.tablesChanged(error) { schema.withLock { $0 = nil } }  // the next call sets them up again
             throw failure
         }
+    }
+
+    /// Whether `error` says the tables are gone or not as this store made them (dropped by an
+    /// operator, or by another version's migration): then the schema is set up again.
+    static func tablesChanged(_ error: any Error) -> Bool {
+        let underlying = (error as? ServiceError)?.underlying ?? error
+        guard let state = (underlying as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        // undefined_table, undefined_column, datatype_mismatch
+        return ["42P01", "42703", "42804"].contains(state)
     }
 
     /// Runs a statement whose rows nobody reads, to its end (so that its errors surface here).

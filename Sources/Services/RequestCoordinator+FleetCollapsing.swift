@@ -62,13 +62,15 @@ extension RequestCoordinator {
     }
 
     /// Takes the lease on `key`, or polls for the entry its holder stores (backing off, on the
-    /// coordinator's clock) and retakes a lease that fell free, for at most `fleet.wait`.
+    /// coordinator's clock) and retakes a lease that fell free, for at most `fleet.wait`: the
+    /// pauses and the store's calls count, so a slow store cannot stretch the wait.
     nonisolated func leaseOrWait(
         _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan
     ) async -> FleetDecision {
         var waited = Duration.zero
         var pause = FleetCollapsing.firstPoll
         while true {
+            let callsStarted = ContinuousClock.now
             do {
                 if waited > .zero, try await leasing.entry(for: key) != nil {
                     reportFleet(.leaseWaited(key: key.description), plan: plan)
@@ -90,6 +92,7 @@ extension RequestCoordinator {
                 if !Task.isCancelled { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
                 return .fetch
             }
+            waited += ContinuousClock.now - callsStarted
             guard waited < fleet.wait else {
                 reportFleet(.leaseWaitTimedOut(key: key.description), plan: plan)
                 plan.logger?.debug("fleet lease still held after the wait; fetching", metadata: ["courier.cache.key": "\(key)"])

@@ -24,6 +24,21 @@ struct PostgresCacheStoreTests {
         }
     }
 
+    @Test("tables dropped under a running store: the next call fails, and the one after sets them up again")
+    func tablesDroppedUnderARunningStore() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.pauseAfterFailure = .zero
+        try await withPostgresStore(configuration) { cluster, store in
+            let key = CacheKey("GET http://api.example/dropped")
+            try await store.store(sampleResponse(), for: key)
+            _ = try await cluster.psql("DROP TABLE courier_cache_entries, courier_cache_leases, courier_cache_schema")
+            await #expect(throws: ServiceError.self) { try await store.entry(for: key) }
+            #expect(try await store.entry(for: key) == nil)
+            try await store.store(sampleResponse(), for: key)
+            #expect(try await store.entry(for: key) == sampleResponse())
+        }
+    }
+
     @Test("the store's own pool asks the server to stop statements it gave up on (statement_timeout)")
     func statementTimeout() async throws {
         var configuration = PostgresCacheStore.Configuration.testing

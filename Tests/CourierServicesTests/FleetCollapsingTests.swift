@@ -135,12 +135,38 @@ struct FleetCollapsingTests {
             _ = try await loadA.value
             #expect(try await loadB.value.source == .network)
             #expect(server.gateCounts("fleet-slow").served == 2)
-            #expect(clock.sleeps.reduce(.zero, +) == .seconds(5))
+            // The store's calls (in memory: microseconds) count towards the wait too.
+            let slept = clock.sleeps.reduce(.zero, +)
+            #expect(slept <= .seconds(5) && slept > .seconds(4))
             #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(250) })
             #expect(await store.granted == 1)
             await fleet[1].shutdown()
             let names = await cacheEvents(eventsB)
             #expect(names.contains("leaseWaitTimedOut") && !names.contains("leaseTaken"))
+        }
+    }
+
+    @Test("a slow store's calls count towards the wait: it does not stretch to several times its bound")
+    func slowStoreCallsCountTowardsTheWait() async throws {
+        let clock = ImmediateTestClock()
+        let store = LeasingTestStore(clock: clock)
+        try await withFleet(store: store, clocks: [nil, clock]) { server, fleet in
+            let resource = FleetResource(
+                baseURL: server.baseURL, name: "fleet-slow-store",
+                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(1), lease: .seconds(30)))
+            let loadA = Task { try await fleet[0].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-slow-store", count: 1))
+            // Each lookup and lease request now takes at least 200 ms of real time, and B's
+            // pauses take none (its clock is immediate): only the calls can use up its wait.
+            await store.setLatency(.milliseconds(200))
+            let loadB = Task { try await fleet[1].load(resource) }
+            #expect(await server.waitUntilHeld("fleet-slow-store", count: 2))  // B gave up and fetched
+            server.openGate("fleet-slow-store")
+            _ = try await loadA.value
+            #expect(try await loadB.value.source == .network)
+            // A 1 s wait holds at most 3 rounds of 200 to 400 ms (counting only the pauses, B would
+            // have asked for the lease about 9 times, over 3 s).
+            #expect(store.refusals.count <= 3)
         }
     }
 

@@ -25,10 +25,16 @@ actor LeasingTestStore: CacheLeasing {
 
     init(clock: ImmediateTestClock = ImmediateTestClock()) { self.clock = clock }
 
+    /// Real time each lookup and lease request takes, as a slow database's would.
+    private var latency = Duration.zero
+
     func setFailing(_ failing: Bool) { self.failing = failing }
+
+    func setLatency(_ latency: Duration) { self.latency = latency }
 
     func entry(for key: CacheKey) async throws -> CachedResponse? {
         if failing { throw Broken() }
+        if latency > .zero { try await Task.sleep(for: latency) }
         return entries[key]
     }
 
@@ -54,6 +60,7 @@ actor LeasingTestStore: CacheLeasing {
 
     func acquireLease(on key: CacheKey, for duration: Duration) async throws -> CacheLease? {
         if failing { throw Broken() }
+        if latency > .zero { try await Task.sleep(for: latency) }
         let now = clock.now.offset
         if let lease = leases[key], lease.expires > now {
             refusals.add()

@@ -66,7 +66,9 @@ public final class PostgresCluster: Sendable {
             user = "postgres"
             owner = (entry.pointee.pw_uid, entry.pointee.pw_gid)
         }
-        let directory = NSTemporaryDirectory().appending("courier-pg-\(UUID().uuidString.prefix(8))")
+        // Named after the test process, so that scripts/test.sh can tell a cluster whose process
+        // is gone (it crashed or was stopped) and remove it.
+        let directory = NSTemporaryDirectory().appending("courier-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if let owner, chown(directory, owner.uid, owner.gid) != 0 {
             throw PostgresClusterError.commandFailed("chown \(directory)", output: "errno \(errno)")
