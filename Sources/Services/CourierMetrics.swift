@@ -12,6 +12,8 @@ internal import Metrics
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
 /// - `courier.cache.fleet` (counter): fleet-wide collapsing decisions, by `outcome`
 ///   (`leaseTaken`, `leaseWaited`, `leaseWaitTimedOut`, `storeFailed`).
+/// - `courier.cache.store_failures` (counter): calls to a cache store that failed (the load
+///   carried on), by `tier` (`disk`, `shared`): a database that is down shows here.
 struct CourierMetrics: Sendable {
     static let requests = "courier.requests"
     static let duration = "courier.request.duration"
@@ -19,6 +21,16 @@ struct CourierMetrics: Sendable {
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
+    static let storeFailures = "courier.cache.store_failures"
+
+    /// Counts `event` when it is a store failure, through `configured` (nil: the global
+    /// factory); nothing with the no-op factory.
+    static func countStoreFailure(_ event: CacheEvent, configured: (any MetricsFactory)?) {
+        guard event.name == .storeFailed, let tier = event.tier else { return }
+        let factory = configured ?? MetricsSystem.factory
+        guard !(factory is NOOPMetricsHandler) else { return }
+        Counter(label: storeFailures, dimensions: [("tier", tier.description)], factory: factory).increment()
+    }
 
     let factory: any MetricsFactory
 

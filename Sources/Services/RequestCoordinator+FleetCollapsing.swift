@@ -140,6 +140,7 @@ extension RequestCoordinator {
     private nonisolated func reportFleet(_ event: CacheEvent, plan: LoadPlan) {
         events.emit(plan.id, .cache(event))
         LoadTelemetry.current?.fleetCollapsing(event.name.description)
+        CourierMetrics.countStoreFailure(event, configured: configuration.metricsFactory)
     }
 
     /// Whether loads under `mode` collapse across the fleet: those a stored entry answers.

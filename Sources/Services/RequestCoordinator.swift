@@ -44,7 +44,11 @@ public actor RequestCoordinator {
         self.configuration = configuration
         self.backgroundLogger = backgroundLogger
         let events = self.events
-        cacheObserver = configuration.cache?.observers.add { event in events.emit(0, .cache(event)) }
+        let metricsFactory = configuration.metricsFactory
+        cacheObserver = configuration.cache?.observers.add { event in
+            events.emit(0, .cache(event))
+            CourierMetrics.countStoreFailure(event, configured: metricsFactory)
+        }
     }
 
     deinit {

@@ -271,6 +271,8 @@ struct FleetCollapsingTests {
             #expect(names.filter { $0 == "storeFailed shared" }.count == 3)
         }
         #expect(metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", "storeFailed")]) == 1)
+        // Every failed call of the store: the lookup, the lease and the store.
+        #expect(metrics.counterTotal(label: "courier.cache.store_failures", dimensions: [("tier", "shared")]) == 3)
         #expect(
             metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")]) == 1)
     }
