@@ -15,7 +15,8 @@ import Testing
         var received: Int
     }
 
-    @Test func residentMemoryReturnsNearItsBaselineAfterABurst() async throws {
+    @Test(.disabled(if: SanitizerRun.isThreadSanitizer, "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
+    func residentMemoryReturnsNearItsBaselineAfterABurst() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
         let path = URL(fileURLWithPath: CommandLine.testProductsDirectory)
