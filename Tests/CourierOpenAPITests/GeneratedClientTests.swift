@@ -61,7 +61,7 @@ struct GeneratedClientTests {
             let body = try output.ok.body.binary
             let bytes = try await [UInt8](collecting: body, upTo: 8 << 20)
             #expect(bytes.count == count)
-            #expect(bytes.indices.allSatisfy { bytes[$0] == Payloads.patternByte(at: $0) })
+            #expect(Payloads.isPattern(bytes))
             #expect(body.length == .known(Int64(count)))
         }
     }

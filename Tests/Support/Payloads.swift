@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Deterministic bodies the server sends and tests check against.
 public enum Payloads {
     /// A small JSON object.
@@ -23,8 +25,34 @@ public enum Payloads {
     }
 
     /// Fills `buffer` with the pattern starting at `offset`.
+    ///
+    /// A `while` over a raw pointer, and whole-buffer comparisons below, never a generic loop per
+    /// byte (`(0..<n).map`, `elementsEqual`): unspecialized in a debug build, those look up
+    /// generic metadata behind a runtime lock on every byte, and under ThreadSanitizer, with
+    /// hundreds of test threads, megabytes of them held both cooperative threads for a minute.
     public static func fillPattern(_ buffer: UnsafeMutableRawBufferPointer, offset: Int) {
-        for i in 0..<buffer.count { buffer[i] = patternByte(at: offset + i) }
+        guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var index = 0
+        while index < buffer.count {
+            base[index] = patternByte(at: offset &+ index)
+            index &+= 1
+        }
+    }
+
+    /// The pattern bytes at `range`, as `/bytes` serves them.
+    public static func pattern(_ range: Range<Int>) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        bytes.withUnsafeMutableBytes { fillPattern($0, offset: range.lowerBound) }
+        return bytes
+    }
+
+    /// Whether `bytes` are the pattern from `offset` on, compared as whole buffers.
+    public static func isPattern(_ bytes: some ContiguousBytes, from offset: Int = 0) -> Bool {
+        bytes.withUnsafeBytes { received in
+            let expected = pattern(offset..<offset + received.count)
+            guard let receivedBase = received.baseAddress else { return true }  // nothing to compare
+            return expected.withUnsafeBytes { memcmp($0.baseAddress!, receivedBase, received.count) == 0 }
+        }
     }
 
     /// CRC-32 of the first `count` pattern bytes.

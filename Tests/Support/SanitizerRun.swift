@@ -4,7 +4,7 @@ import Foundation
 public enum SanitizerRun {
     /// Under ThreadSanitizer. The memory probes (a child process each, with a burst of loads or
     /// a 50 MB body) are skipped there: resident memory under TSan's shadow memory measures
-    /// nothing, and on 2 cores their instrumented children and the server answering them took
-    /// the CPU from every other test for a minute, so that unrelated 60 s limits fired.
+    /// nothing, and their instrumented children keep both cores busy for most of the run. They
+    /// run in the plain and AddressSanitizer runs.
     public static var isThreadSanitizer: Bool { ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil }
 }

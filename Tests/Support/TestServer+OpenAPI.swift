@@ -44,10 +44,10 @@ extension TestServer {
                 out.send(503, "Unavailable", headers: [("Retry-After", "1")], body: Array("busy".utf8))
                 return true
             }
-            let bytes = (0..<count).map { Payloads.patternByte(at: $0) }
+            let bytes = Payloads.pattern(0..<count)
             out.send(200, headers: [("Content-Type", "application/octet-stream")], body: bytes)
         } else if path.hasPrefix("/files/blob-"), let count = Int(path.dropFirst("/files/blob-".count)) {
-            let bytes = (0..<count).map { Payloads.patternByte(at: $0) }
+            let bytes = Payloads.pattern(0..<count)
             out.send(200, headers: [("Content-Type", "application/octet-stream")], body: bytes)
         } else {
             out.send(404, "Not Found", headers: json, body: Array(#"{"message":"no route"}"#.utf8))

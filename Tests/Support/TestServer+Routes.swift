@@ -145,7 +145,7 @@ extension TestServer {
                 return
             }
             var bytes = Array(String(size, radix: 16).utf8) + [13, 10]
-            bytes += (0..<size).map { Payloads.patternByte(at: index * size + $0) }
+            bytes += Payloads.pattern(index * size..<(index + 1) * size)
             bytes += [13, 10]
             var buffer = out.allocator.buffer(capacity: bytes.count)
             buffer.writeBytes(bytes)

@@ -86,9 +86,5 @@ extension TestServer {
     }
 
     /// The pattern bytes (as `/bytes` serves them) at `range`.
-    static func pattern(_ range: Range<Int>) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: range.count)
-        bytes.withUnsafeMutableBytes { Payloads.fillPattern($0, offset: range.lowerBound) }
-        return bytes
-    }
+    static func pattern(_ range: Range<Int>) -> [UInt8] { Payloads.pattern(range) }
 }
