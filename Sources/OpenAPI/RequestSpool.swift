@@ -1,3 +1,4 @@
+internal import CourierCore
 internal import CourierServices
 internal import Foundation
 internal import OpenAPIRuntime
@@ -117,20 +118,7 @@ private final class SpoolFile {
 
     /// Appends `bytes` to the file.
     func write(_ bytes: some ContiguousBytes) throws(ServiceError) {
-        let failed: Int32? = bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0, errno == EINTR {
-                    continue
-                } else {
-                    return written < 0 ? errno : ENOSPC
-                }
-            }
-            return nil
-        }
+        let failed = bytes.withUnsafeBytes { writeFully(descriptor, $0) }
         if let failed { throw Self.failure("cannot write the request spool file \(path)", failed) }
     }
 

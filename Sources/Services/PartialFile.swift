@@ -29,16 +29,8 @@ struct PartialFile: Sendable {
 
     /// Appends `data` whole.
     func write(_ data: Data) throws {
-        try data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw ServiceError(.fileAccess, "Writing the download file failed (errno \(errno)).")
-                }
-                offset += count
-            }
+        if let failed = data.withUnsafeBytes({ writeFully(descriptor, $0) }) {
+            throw ServiceError(.fileAccess, "Writing the download file failed (errno \(failed)).")
         }
     }
 

@@ -30,16 +30,8 @@ extension CurlTransport {
         }
         var written: Int64 = 0
         for try await chunk in streamed.body {
-            try chunk.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        throw ServiceError(.fileAccess, "Writing the download file failed (errno \(errno)).")
-                    }
-                    offset += count
-                }
+            if let failed = chunk.withUnsafeBytes({ writeFully(descriptor, $0) }) {
+                throw ServiceError(.fileAccess, "Writing the download file failed (errno \(failed)).")
             }
             written += Int64(chunk.count)
         }
