@@ -3,6 +3,7 @@
 # raw libcurl multi (C), CurlTransport.send and load() with the default configuration, small
 # identity at c=1 and c=64, against an nginx the benchmark starts. Writes instructions.json.
 # Pass --quick for fewer requests. An A/B of a change: run it on both commits, compare.
+# COURIER_CALLGRIND_KEEP=<dir> keeps the profiles, for callgrind_annotate --inclusive=yes.
 #
 # valgrind 3.19 (Debian 12) dies with SIGSEGV on every Swift program with an async main: the
 # main thread parks in libdispatch's _dispatch_sigsuspend, which hands sigsuspend a

@@ -14,6 +14,9 @@ enum Client: String, CaseIterable, Sendable {
     case courier = "Courier load()"
     case courierOnLoop = "Courier load(), loop executor"
     case transport = "Courier CurlTransport"
+    /// `send` of the very requests `courierDefaults` makes (a query item per request): the
+    /// transport under a default `load()`, for the instruction counts.
+    case transportDistinct = "Courier CurlTransport, distinct URLs"
     case transportOnLoop = "Courier CurlTransport, loop executor"
     case transportOneLoop = "Courier CurlTransport, 1 loop"
     case transportTwoLoops = "Courier CurlTransport, 2 loops"
@@ -27,6 +30,7 @@ enum Client: String, CaseIterable, Sendable {
         case .courier: "courier"
         case .courierOnLoop: "courier-loop"
         case .transport: "transport"
+        case .transportDistinct: "transport-distinct"
         case .transportOnLoop: "transport-loop"
         case .transportOneLoop: "transport-1loop"
         case .transportTwoLoops: "transport-2loops"
@@ -38,15 +42,20 @@ enum Client: String, CaseIterable, Sendable {
 
     /// One of ours (compared with async-http-client too).
     var isCourier: Bool {
-        [.courierDefaults, .courier, .courierOnLoop, .transport, .transportOnLoop, .transportOneLoop, .transportTwoLoops]
-            .contains(self)
+        [
+            .courierDefaults, .courier, .courierOnLoop, .transport, .transportDistinct, .transportOnLoop,
+            .transportOneLoop, .transportTwoLoops,
+        ].contains(self)
     }
 
     /// Loops set explicitly (`nil`: the default, ``CurlTransport/Configuration/defaultLoops``).
     var loops: Int? { self == .transportOneLoop ? 1 : self == .transportTwoLoops ? 2 : nil }
 
-    /// Whether the client runs in `scenario`: the loop-count rows only where one host is busy.
-    func runs(in scenario: String) -> Bool { loops == nil || scenario == "small identity c=64" }
+    /// Whether the client runs in `scenario`: the loop-count rows only where one host is busy;
+    /// the distinct-URL transport only for instruction counts.
+    func runs(in scenario: String) -> Bool {
+        self != .transportDistinct && (loops == nil || scenario == "small identity c=64")
+    }
 
     /// Whether the client's tasks prefer the transport's loop thread as their executor.
     var prefersLoopExecutor: Bool { self == .courierOnLoop || self == .transportOnLoop }
@@ -126,6 +135,18 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         work = { count in
             try await withTaskExecutorPreference(executor) {
                 try await concurrently(count, concurrency) { _ in try await resource.load(using: coordinator).count }
+            }
+        }
+        cleanup = { await transport.shutdown() }
+    case .transportDistinct:
+        let transport = CurlTransport()
+        let parts = BytesResource(url: url)
+        let authority = parts.base.replacingOccurrences(of: "http://", with: "")
+        work = { count in
+            try await concurrently(count, concurrency) { index in
+                // The request `DistinctBytesResource` builds, made here as a caller of `send` would.
+                let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "\(parts.path)?i=\(index)")
+                return try await transport.send(request).body.count
             }
         }
         cleanup = { await transport.shutdown() }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Instructions per request under `valgrind --tool=callgrind`, which counts the same on a busy
-/// machine: raw C, `CurlTransport.send` and `load()` with the default configuration (distinct
-/// URLs), small identity, at 1 and at 64 at once.
+/// machine: raw C, `CurlTransport.send` (of one URL, and of the distinct URLs a default `load()`
+/// asks) and `load()` with the default configuration, small identity, at 1 and at 64 at once.
 ///
 /// Each client runs twice in a child under callgrind, with `short` and `long` requests after the
 /// same warm-up; the difference of the two totals over the difference of the requests is the
@@ -29,7 +29,8 @@ func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
         let scenario = "instructions small identity c=\(concurrency)"
         report.scenario(scenario, detail: "instructions per request, all threads of the client process")
         var raw: Figure?
-        for client in [Client.raw, .transport, .courierDefaults] {
+        var distinct: Figure?
+        for client in [Client.raw, .transport, .transportDistinct, .courierDefaults] {
             progress("\(scenario): \(client.rawValue)")
             var totals: [Int] = []
             for requests in [short, long] {
@@ -39,10 +40,12 @@ func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
                         requests: requests))
             }
             let perRequest = Double(totals[1] - totals[0]) / Double(long - short)
+            // A default load() is compared with `send` of the same requests, the rest with raw C.
             let figure = report.add(
-                scenario, client.rawValue, unit: "instr/req", samples: [perRequest], reference: raw,
-                ratioLabel: "the instructions of")
+                scenario, client.rawValue, unit: "instr/req", samples: [perRequest],
+                reference: client == .courierDefaults ? distinct : raw, ratioLabel: "the instructions of")
             if client == .raw { raw = figure }
+            if client == .transportDistinct { distinct = figure }
         }
     }
 }
@@ -52,7 +55,15 @@ func countInstructions(
     valgrind: String, preload: String, client: Client, url: String, concurrency: Int, requests: Int
 ) throws -> Int {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-callgrind-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: output) }
+    defer {
+        // COURIER_CALLGRIND_KEEP=<dir> keeps each profile for callgrind_annotate.
+        if let keep = ProcessInfo.processInfo.environment["COURIER_CALLGRIND_KEEP"] {
+            let kept = "\(keep)/\(client.flag.trimmingCharacters(in: ["-"]))-c\(concurrency)-\(requests).out"
+            try? FileManager.default.removeItem(atPath: kept)
+            try? FileManager.default.moveItem(atPath: output, toPath: kept)
+        }
+        try? FileManager.default.removeItem(atPath: output)
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: valgrind)
     process.arguments = [
