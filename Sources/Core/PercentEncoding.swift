@@ -37,11 +37,22 @@ package enum PercentEncoding {
 
     /// `text`'s UTF-8 bytes, those `keep` refuses written `%XX` (upper-case hex).
     package static func encode(_ text: String, keeping keep: (UInt8) -> Bool = isUnreserved) -> String {
-        if text.utf8.allSatisfy(keep) { return text }  // the usual case: nothing to encode
+        var text = text
+        return text.withUTF8 { bytes in
+            if bytes.allSatisfy(keep) { return nil }  // the usual case: nothing to encode
+            var out = [UInt8]()
+            out.reserveCapacity(bytes.count + 8)
+            append(bytes, to: &out, keeping: keep)
+            return String(decoding: out, as: UTF8.self)
+        } ?? text
+    }
+
+    /// Appends `bytes` to `out`, those `keep` refuses written `%XX` (upper-case hex): how a
+    /// request target is built in one buffer.
+    @inline(__always)
+    package static func append(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], keeping keep: (UInt8) -> Bool) {
         let hex: StaticString = "0123456789ABCDEF"
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count + 8)
-        for byte in text.utf8 {
+        for byte in bytes {
             if keep(byte) {
                 out.append(byte)
             } else {
@@ -50,7 +61,6 @@ package enum PercentEncoding {
                 out.append(hex.utf8Start[Int(byte & 0xF)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// A query name or value: everything but the unreserved characters encoded.

@@ -92,20 +92,28 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
             ?? rest.endIndex
         let authority = String(baseURL[schemeEnd.upperBound..<authorityEnd])
         guard !authority.isEmpty else { throw ServiceError(.invalidRequest, "The base URL has no host.") }
-        var basePath = String(baseURL[authorityEnd...])
+        var basePath = baseURL[authorityEnd...]
         if basePath.utf8.contains(UInt8(ascii: "?")) || basePath.utf8.contains(UInt8(ascii: "#")) {
             throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
         }
         while basePath.utf8.last == UInt8(ascii: "/") { basePath.removeLast() }
-        var fullPath = basePath
+        // The target is written once, into one buffer: the base path and the path encoded as a
+        // path, then the query items (each piece its own string cost more than the transfer's
+        // bookkeeping).
+        var target: [UInt8] = []
+        target.reserveCapacity(basePath.utf8.count + path.utf8.count + 1 + queryItems.count * 24)
+        basePath.withUTF8 { PercentEncoding.append($0, to: &target, keeping: PercentEncoding.isPathCharacter) }
         if !path.isEmpty {
-            if path.utf8.first != UInt8(ascii: "/") { fullPath += "/" }
-            fullPath += path
+            if path.utf8.first != UInt8(ascii: "/") { target.append(UInt8(ascii: "/")) }
+            var path = path
+            path.withUTF8 { PercentEncoding.append($0, to: &target, keeping: PercentEncoding.isPathCharacter) }
         }
-        if fullPath.isEmpty { fullPath = "/" }
-        var target = PercentEncoding.encodePath(fullPath)
-        if !queryItems.isEmpty { target += "?" + Self.query(queryItems) }
-        return (scheme, authority, target)
+        if target.isEmpty { target.append(UInt8(ascii: "/")) }
+        if !queryItems.isEmpty {
+            target.append(UInt8(ascii: "?"))
+            Self.appendQuery(queryItems, to: &target)
+        }
+        return (scheme, authority, String(decoding: target, as: UTF8.self))
     }
 
     /// Whether `bytes` spell `lowercase` in any case (ASCII).
@@ -141,17 +149,16 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// `name=value&...` with names and values percent-encoded.
-    static func query(_ items: [URLQueryItem]) -> String {
-        var query = ""
-        for (index, item) in items.enumerated() {
-            if index > 0 { query += "&" }
-            query += PercentEncoding.encodeQueryComponent(item.name)
-            if let value = item.value {
-                query += "="
-                query += PercentEncoding.encodeQueryComponent(value)
+    /// Appends `name=value&...`, names and values percent-encoded, to `out`.
+    private static func appendQuery(_ items: [URLQueryItem], to out: inout [UInt8]) {
+        for index in items.indices {
+            if index > 0 { out.append(UInt8(ascii: "&")) }
+            var name = items[index].name
+            name.withUTF8 { PercentEncoding.append($0, to: &out, keeping: PercentEncoding.isUnreserved) }
+            if var value = items[index].value {
+                out.append(UInt8(ascii: "="))
+                value.withUTF8 { PercentEncoding.append($0, to: &out, keeping: PercentEncoding.isUnreserved) }
             }
         }
-        return query
     }
 }
