@@ -3,7 +3,96 @@ internal import HTTPTypes
 internal import Logging
 
 /// Everything one load needs, computed before it starts and outside the coordinator's isolation.
+///
+/// Its fields live in one box shared by every copy (copied on write, and only set-up writes):
+/// a plan is held by each async frame of the load for the whole transfer, and a frame holding
+/// a pointer is a fraction of one holding every field (a few hundred bytes per frame, per load
+/// in flight), and copying it retains one object rather than each field.
 struct LoadPlan: Sendable {
+    /// The box. Its `fields` are written only through ``LoadPlan/edit(_:)``, which first copies
+    /// a box that any other plan shares: a box that two plans (or two threads) can see is never
+    /// written again.
+    private final class Storage: @unchecked Sendable {
+        var fields: LoadPlanFields
+        init(_ fields: LoadPlanFields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    /// A plan for `resource`; its request is built from the endpoint unless `prepared` gives it
+    /// (a one-off load, whose request was made and checked by the caller).
+    init<R: Resource>(resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?) {
+        storage = Storage(LoadPlanFields(resource: resource, request: prepared, coordinator: coordinator, logger: logger))
+    }
+
+    init(request: HTTPRequest, body: RequestBody?, coordinator: RequestCoordinator, logger: Logger?) {
+        storage = Storage(LoadPlanFields(request: request, body: body, coordinator: coordinator, logger: logger))
+    }
+
+    private mutating func edit(_ change: (inout LoadPlanFields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
+    }
+
+    var id: UInt64 {
+        get { storage.fields.id }
+        set { edit { $0.id = newValue } }
+    }
+    var request: HTTPRequest { storage.fields.request }
+    var body: RequestBody? { storage.fields.body }
+    var options: TransferOptions {
+        get { storage.fields.options }
+        set { edit { $0.options = newValue } }
+    }
+    var decorators: [any RequestDecorator] {
+        get { storage.fields.decorators }
+        set { edit { $0.decorators = newValue } }
+    }
+    var observers: [any ResponseObservingDecorator] { storage.fields.observers }
+    var retryPolicy: RetryPolicy { storage.fields.retryPolicy }
+    var coalescing: Coalescing.Mode {
+        get { storage.fields.coalescing }
+        set { edit { $0.coalescing = newValue } }
+    }
+    var cachePolicy: CachePolicy {
+        get { storage.fields.cachePolicy }
+        set { edit { $0.cachePolicy = newValue } }
+    }
+    var cacheableStatus: CacheableStatus { storage.fields.cacheableStatus }
+    var stub: Stub? { storage.fields.stub }
+    var receiver: (any ResponseReceiver)? {
+        get { storage.fields.receiver }
+        set { edit { $0.receiver = newValue } }
+    }
+    var logger: Logger? {
+        get { storage.fields.logger }
+        set { edit { $0.logger = newValue } }
+    }
+    var operation: String? {
+        get { storage.fields.operation }
+        set { edit { $0.operation = newValue } }
+    }
+    var buildError: ServiceError? { storage.fields.buildError }
+    var started: ContinuousClock.Instant { storage.fields.started }
+    var loggableURL: String { storage.fields.loggableURL }
+
+    /// A responder bound to one resource.
+    struct Stub: Sendable {
+        /// Tells apart resource types that share a URL, so they never share a transfer.
+        var tag: String
+        var respond: @Sendable (HTTPRequest) async throws -> TransportResponse
+    }
+
+    /// `base` with the load's `courier.request.id`.
+    static func logger(_ base: Logger?, id: UInt64) -> Logger? {
+        guard var logger = base else { return nil }
+        logger[metadataKey: "courier.request.id"] = "\(id)"
+        return logger
+    }
+}
+
+/// A plan's fields, in ``LoadPlan``'s box.
+private struct LoadPlanFields: Sendable {
     var id: UInt64
     var request: HTTPRequest
     var body: RequestBody?
@@ -20,7 +109,7 @@ struct LoadPlan: Sendable {
     /// Which statuses the resource does not accept may still be stored.
     var cacheableStatus: CacheableStatus = .accepted
     /// Answers in place of the transport (the configuration's ``ResourceResponder``).
-    var stub: Stub?
+    var stub: LoadPlan.Stub?
     /// Receives the response in place of `send` (a download, a streamed load); such a load
     /// never shares its transfer and skips the cache.
     var receiver: (any ResponseReceiver)?
@@ -31,31 +120,31 @@ struct LoadPlan: Sendable {
     var buildError: ServiceError?
     let started = ContinuousClock.now
 
-    /// A plan for `resource`; its request is built from the endpoint unless `prepared` gives it
-    /// (a one-off load, whose request was made and checked by the caller).
-    init<R: Resource>(resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?) {
-        let configuration = coordinator.configuration
+    init<R: Resource>(resource: R, request prepared: HTTPRequest?, coordinator: RequestCoordinator, logger: Logger?) {
+        // The configuration's fields are read one by one: a copy of the whole configuration
+        // retains and releases every field of it.
         id = coordinator.events.makeRequestID()
-        options = configuration.transferOptions
+        options = coordinator.configuration.transferOptions
         if let timeout = resource.timeout { options.timeout = timeout }
         if let idle = resource.idleTimeout { options.idleTimeout = idle }
         let endpoint = resource.endpoint
         let backend = endpoint.backend
-        decorators = configuration.decorators + (backend?.decorators ?? []) + resource.decorators
+        decorators = Self.decorators(
+            coordinator.configuration.decorators, backend?.decorators ?? [], resource.decorators)
         observers = Self.observers(in: decorators)
-        retryPolicy = resource.retryPolicy ?? configuration.retryPolicy
+        retryPolicy = resource.retryPolicy ?? coordinator.configuration.retryPolicy
         cachePolicy = resource.cachePolicy
         cacheableStatus = resource.cacheableStatus
-        if let responder = configuration.responder {
-            stub = Stub(tag: String(reflecting: R.self)) { request in
+        if let responder = coordinator.configuration.responder {
+            stub = LoadPlan.Stub(tag: String(reflecting: R.self)) { request in
                 try await responder.response(for: resource, request: request)
             }
         }
-        coalescing = configuration.coalescesDuplicateLoads ? resource.coalescing.mode : .never
+        coalescing = coordinator.configuration.coalescesDuplicateLoads ? resource.coalescing.mode : .never
         if coalescing == .automatic {
             coalescing = resource.method == .get || resource.method == .head ? .always : .never
         }
-        self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+        self.logger = LoadPlan.logger(logger ?? coordinator.backgroundLogger, id: id)
         if let planLogger = self.logger { options.logger = planLogger }  // the transport logs to the load's logger
         do {
             if let prepared {
@@ -63,13 +152,23 @@ struct LoadPlan: Sendable {
                 body = try resource.body
                 return
             }
-            let environment = backend.map { configuration.environments[$0.id] ?? configuration.environment }
-            let parts = try endpoint.resolved(in: environment ?? configuration.environment).components()
+            let parts: (scheme: String, authority: String, path: String)
+            if let backend {
+                let configuration = coordinator.configuration
+                let environment = configuration.environments[backend.id] ?? configuration.environment
+                parts = try endpoint.resolved(in: environment).components()
+            } else {
+                parts = try endpoint.components()
+            }
             var fields = backend?.headers ?? [:]
             let own = resource.headers
             if !own.isEmpty {
-                for name in Set(own.map(\.name)) { fields[values: name] = [] }
-                fields.append(contentsOf: own)
+                if fields.isEmpty {
+                    fields = own
+                } else {
+                    for name in Set(own.map(\.name)) { fields[values: name] = [] }
+                    fields.append(contentsOf: own)
+                }
             }
             request = HTTPRequest(
                 method: resource.method, scheme: parts.scheme, authority: parts.authority, path: parts.path,
@@ -80,6 +179,16 @@ struct LoadPlan: Sendable {
             request = HTTPRequest(method: resource.method, scheme: "http", authority: "invalid", path: "/")
             buildError = Self.buildFailure(error)
         }
+    }
+
+    /// The coordinator's, the backend's and the resource's decorators, in that order; no new
+    /// array when at most one of them has any.
+    private static func decorators(
+        _ coordinator: [any RequestDecorator], _ backend: [any RequestDecorator], _ resource: [any RequestDecorator]
+    ) -> [any RequestDecorator] {
+        if coordinator.isEmpty && backend.isEmpty { return resource }
+        if backend.isEmpty && resource.isEmpty { return coordinator }
+        return coordinator + backend + resource
     }
 
     init(request: HTTPRequest, body: RequestBody?, coordinator: RequestCoordinator, logger: Logger?) {
@@ -93,15 +202,8 @@ struct LoadPlan: Sendable {
         retryPolicy = configuration.retryPolicy
         let safe = request.method == .get || request.method == .head
         coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
-        self.logger = Self.logger(logger ?? coordinator.backgroundLogger, id: id)
+        self.logger = LoadPlan.logger(logger ?? coordinator.backgroundLogger, id: id)
         if let planLogger = self.logger { options.logger = planLogger }  // the transport logs to the load's logger
-    }
-
-    /// A responder bound to one resource.
-    struct Stub: Sendable {
-        /// Tells apart resource types that share a URL, so they never share a transfer.
-        var tag: String
-        var respond: @Sendable (HTTPRequest) async throws -> TransportResponse
     }
 
     /// The URL without its query, safe to log.
@@ -113,13 +215,6 @@ struct LoadPlan: Sendable {
 
     private static func observers(in decorators: [any RequestDecorator]) -> [any ResponseObservingDecorator] {
         decorators.isEmpty ? [] : decorators.compactMap { $0 as? any ResponseObservingDecorator }
-    }
-
-    /// `base` with the load's `courier.request.id`.
-    static func logger(_ base: Logger?, id: UInt64) -> Logger? {
-        guard var logger = base else { return nil }
-        logger[metadataKey: "courier.request.id"] = "\(id)"
-        return logger
     }
 
     private static func buildFailure(_ error: any Error) -> ServiceError {
