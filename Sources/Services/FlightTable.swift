@@ -9,7 +9,7 @@ internal import CourierCore
 /// the transfer, the last one out cancels it, and ``RequestCoordinator/shutdown(cancellingInFlight:)``
 /// can cancel it and wait for it.
 final class FlightTable: Sendable {
-    typealias Work = @Sendable () async -> Result<TransportResponse, ServiceError>
+    typealias Work = nonisolated(nonsending) @Sendable () async -> Result<TransportResponse, ServiceError>
     typealias Waiter = UnsafeContinuation<Result<Execution, ServiceError>, Never>
 
     /// One transfer, named by the id of the load that started it.
@@ -61,7 +61,7 @@ final class FlightTable: Sendable {
     /// fails with `redundantRequest` instead. Fails with `shutDown` once the table is shut down.
     /// A waiter that is cancelled gets `cancelled` at once; the transfer is cancelled when its
     /// last waiter leaves. `joined` runs when the load joins another's transfer.
-    func run(
+    nonisolated(nonsending) func run(
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
         reportsShutDown: Bool = false, joined: () -> Void, _ work: @escaping Work
     ) async -> Result<Execution, ServiceError> {
@@ -112,15 +112,16 @@ final class FlightTable: Sendable {
     /// Starts flight `serial`'s task; it runs on this thread until its transfer first suspends,
     /// on `preferred` when given.
     private func start(_ serial: UInt64, preferred: (any TaskExecutor)?, _ work: @escaping Work) {
-        let body: @Sendable () async -> Void = {
-            let result = await work()
-            self.land(serial, result: result)
-        }
         // Without a preference, no preference at all. (An immediate task still carries a
         // preference record, so each resume of it reads the task's status under a lock; a
         // plain `Task` would not, but would start on another thread, and at c=1 that hop
-        // costs more than the lock.)
-        let task = preferred.map { Task.immediate(executorPreference: $0, operation: body) } ?? Task.immediate(operation: body)
+        // costs more than the lock.) Each branch's closure is the task's only context.
+        let task =
+            if let preferred {
+                Task.immediate(executorPreference: preferred) { self.land(serial, result: await work()) }
+            } else {
+                Task.immediate { self.land(serial, result: await work()) }
+            }
         let cancelNow = state.withLock { state -> Bool in
             // Read and written back whole: an optional-chained write through the subscript
             // allocates a coroutine frame for a value this large.

@@ -43,8 +43,12 @@ final class LoadTelemetry: Sendable {
     ) -> LoadTelemetry? {
         let tracer = configuration.tracer ?? Self.systemTracer()
         let factory = configuration.metricsFactory ?? MetricsSystem.factory
-        let traces = !(tracer is NoOpTracer)
-        let metrics = factory is NOOPMetricsHandler ? nil : CourierMetrics(factory: factory)
+        // Compared by type, not cast: both no-op types are final, and a dynamic cast of an
+        // existential costs more per load than the rest of this function.
+        let traces = ObjectIdentifier(type(of: tracer)) != ObjectIdentifier(NoOpTracer.self)
+        let metrics =
+            ObjectIdentifier(type(of: factory)) == ObjectIdentifier(NOOPMetricsHandler.self)
+            ? nil : CourierMetrics(factory: factory)
         guard traces || metrics != nil else { return nil }
         let usesCache = configuration.cache != nil && plan.cachePolicy.usesCache && plan.request.method == .get
         guard traces else {
@@ -63,13 +67,17 @@ final class LoadTelemetry: Sendable {
     /// instrument in scope (the task's, else the bootstrapped one) is a no-op, as it is unless
     /// the process bootstrapped one.
     private static func systemTracer() -> any Tracer {
-        let instrument = InstrumentationSystem.instrument
-        if instrument is NoOpInstrument || instrument is NoOpTracer { return NoOpTracer() }
+        let instrument = type(of: InstrumentationSystem.instrument)
+        if ObjectIdentifier(instrument) == ObjectIdentifier(NoOpInstrument.self)
+            || ObjectIdentifier(instrument) == ObjectIdentifier(NoOpTracer.self)
+        {
+            return NoOpTracer()
+        }
         return InstrumentationSystem.tracer
     }
 
     /// Runs `body` with this telemetry, and its span's context, bound to the task.
-    static func run<T>(_ telemetry: LoadTelemetry?, _ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) static func run<T>(_ telemetry: LoadTelemetry?, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         guard let telemetry else { return try await body() }
         return try await $current.withValue(telemetry) {
             guard let span = telemetry.span else { return try await body() }

@@ -9,7 +9,7 @@ extension RequestCoordinator {
     /// and the policy allows it.
     nonisolated func fetch<T: Sendable>(
         _ plan: LoadPlan, request: HTTPRequest, lookup: CacheLookup, cache: TieredCache,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         let policy = plan.cachePolicy
         let label = lookup.key.description
@@ -69,7 +69,7 @@ extension RequestCoordinator {
     /// (the rejection is then thrown as usual).
     private nonisolated func finishAndStore<T: Sendable>(
         _ network: Execution, plan: LoadPlan, key: CacheKey, cache: TieredCache, requestTime: Date,
-        responseTime: Date, finish: @escaping @Sendable (Execution) async throws -> T
+        responseTime: Date, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> T {
         let policy = plan.cachePolicy
         let head = network.response.head

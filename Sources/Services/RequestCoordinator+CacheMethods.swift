@@ -9,7 +9,7 @@ extension RequestCoordinator {
     /// its validators or length say the stored body is no longer current.
     nonisolated func runCachedHead<T: Sendable>(
         _ plan: LoadPlan, request: HTTPRequest, cache: TieredCache,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         let policy = plan.cachePolicy
         guard policy.usesCache else {
@@ -54,7 +54,7 @@ extension RequestCoordinator {
     /// response's same-origin `Location` and `Content-Location` are removed (section 4.4).
     nonisolated func runUnsafe<T: Sendable>(
         _ plan: LoadPlan, request: HTTPRequest, cache: TieredCache,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         let execution = try await execute(plan, decorated: request)
         let head = execution.response.head

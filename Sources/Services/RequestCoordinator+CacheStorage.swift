@@ -71,7 +71,7 @@ extension RequestCoordinator {
 
     /// Revalidates in the background (`stale-while-revalidate`), as its own load with a new id.
     nonisolated func refreshInBackground<T: Sendable>(
-        _ plan: LoadPlan, finish: @escaping @Sendable (Execution) async throws -> T
+        _ plan: LoadPlan, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) {
         var refresh = plan
         refresh.id = events.makeRequestID()

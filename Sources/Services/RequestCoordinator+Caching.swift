@@ -31,7 +31,7 @@ extension RequestCoordinator {
     ///    `stale-if-error` under `http`), saying so in ``Loaded/networkError``.
     nonisolated func runCached<T: Sendable>(
         _ plan: LoadPlan, cache: TieredCache, intent: CacheIntent<T>,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         let request = try await decorate(plan)
         switch request.method {

@@ -19,7 +19,7 @@ extension RequestCoordinator {
     /// fleet when its policy says so (``FleetCollapsing``); otherwise ``fetch(_:request:lookup:cache:finish:)``.
     nonisolated func fetchAcrossFleet<T: Sendable>(
         _ plan: LoadPlan, request: HTTPRequest, lookup: CacheLookup, cache: TieredCache, plainLoad: Bool,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         let policy = plan.cachePolicy
         guard plainLoad, let fleet = policy.fleetCollapsing, Self.collapses(policy.mode), lookup.hit == nil,
@@ -112,7 +112,7 @@ extension RequestCoordinator {
     /// The entry another process stored, served as the policy allows (nil: it does not).
     private nonisolated func serveFleetEntry<T: Sendable>(
         _ plan: LoadPlan, request: HTTPRequest, key: CacheKey, cache: TieredCache,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution)? {
         let policy = plan.cachePolicy
         let now = configuration.now()

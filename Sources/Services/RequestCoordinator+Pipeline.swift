@@ -7,18 +7,22 @@ extension RequestCoordinator {
     ///
     /// Every local of an async function that lives across an `await` sits in the task's frame
     /// for the whole transfer, so the reporting before and after is done in synchronous helpers.
-    nonisolated func run<T: Sendable>(
+    nonisolated(nonsending) func run<T: Sendable>(
         _ plan: LoadPlan, intent: CacheIntent<T> = .load,
-        finish: @escaping @Sendable (Execution) async throws -> T
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws(ServiceError) -> T {
         if plan.operation != nil { events.setOperation(plan.operation, for: plan.id) }
         defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
         let telemetry = started(plan, background: intent.isRefresh)
         do {
             if let error = plan.buildError { throw error }
-            let (value, execution) = try await LoadTelemetry.run(telemetry) {
-                try await deliver(plan, intent: intent, finish: finish)
-            }
+            // Without telemetry, no task-local to bind: one async level (and its frame) fewer.
+            let (value, execution) =
+                if let telemetry {
+                    try await LoadTelemetry.run(telemetry) { try await deliver(plan, intent: intent, finish: finish) }
+                } else {
+                    try await deliver(plan, intent: intent, finish: finish)
+                }
             finished(plan, execution: execution, telemetry: telemetry)
             return value
         } catch {
@@ -74,8 +78,8 @@ extension RequestCoordinator {
 
     /// The value and what produced it: through the cache when the plan's policy uses it (or
     /// when an unsafe method must invalidate), else straight from the network.
-    nonisolated func deliver<T: Sendable>(
-        _ plan: LoadPlan, intent: CacheIntent<T>, finish: @escaping @Sendable (Execution) async throws -> T
+    nonisolated(nonsending) func deliver<T: Sendable>(
+        _ plan: LoadPlan, intent: CacheIntent<T>, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         if let cache = configuration.cache, plan.cachePolicy.usesCache || plan.request.method != .get {
             return try await runCached(plan, cache: cache, intent: intent, finish: finish)
@@ -91,7 +95,7 @@ extension RequestCoordinator {
     }
 
     /// Runs the decorators, in order, on the plan's request.
-    nonisolated func decorate(_ plan: LoadPlan) async throws -> HTTPRequest {
+    nonisolated(nonsending) func decorate(_ plan: LoadPlan) async throws -> HTTPRequest {
         var request = plan.request
         for decorator in plan.decorators {
             do {
@@ -107,7 +111,8 @@ extension RequestCoordinator {
     /// Decorates (unless `decorated` is the request already decorated), adds `extraFields`
     /// (conditional headers), sends (sharing identical transfers) and lets decorators ask for
     /// one replay.
-    nonisolated func execute(
+    @inline(__always)
+    nonisolated(nonsending) func execute(
         _ plan: LoadPlan, decorated: HTTPRequest? = nil, extraFields: HTTPFields = [:]
     ) async throws -> Execution {
         // Without decorators, nothing can ask for a replay: a path whose frame is a fraction of
@@ -120,7 +125,7 @@ extension RequestCoordinator {
 
     @inline(never)
 
-    private nonisolated func executeUndecorated(
+    private nonisolated(nonsending) func executeUndecorated(
         _ plan: LoadPlan, request: HTTPRequest, extraFields: HTTPFields
     ) async throws -> Execution {
         if Task.isCancelled { throw ServiceError.cancelled() }
@@ -141,7 +146,7 @@ extension RequestCoordinator {
 
     @inline(never)
 
-    private nonisolated func executeDecorated(
+    private nonisolated(nonsending) func executeDecorated(
         _ plan: LoadPlan, decorated: HTTPRequest?, extraFields: HTTPFields
     ) async throws -> Execution {
         var replayed = false
@@ -193,7 +198,7 @@ extension RequestCoordinator {
     }
 
     /// Sends `request` with retries, as its own transfer or joined to an identical one.
-    nonisolated func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
+    nonisolated(nonsending) func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
         // A body streamed from files is never compared: no key, so the load never shares.
         let key = plan.coalescing == .never
             ? nil

@@ -8,7 +8,7 @@ internal import Logging
 /// (no responder, no receiver) go through the smallest function.
 extension RequestCoordinator {
     /// One transfer, repeated as its retry policy allows, waiting on the configured clock.
-    nonisolated func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
+    nonisolated(nonsending) func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
         let telemetry = LoadTelemetry.current
         while true {
@@ -34,7 +34,7 @@ extension RequestCoordinator {
 
     /// One attempt through the transport.
     @inline(never)
-    private nonisolated func send(
+    private nonisolated(nonsending) func send(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions
     ) async -> Result<TransportResponse, ServiceError> {
         do {
@@ -46,7 +46,7 @@ extension RequestCoordinator {
 
     /// One attempt answered by the configuration's responder, or received by `receiver`.
     @inline(never)
-    private nonisolated func send(
+    private nonisolated(nonsending) func send(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, stub: LoadPlan.Stub?,
         receiver: (any ResponseReceiver)?
     ) async -> Result<TransportResponse, ServiceError> {

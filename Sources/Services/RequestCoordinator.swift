@@ -92,7 +92,7 @@ public actor RequestCoordinator {
     }
 
     /// Validates and decodes what a transfer or the cache produced.
-    nonisolated static func finish<R: Resource>(
+    nonisolated(nonsending) static func finish<R: Resource>(
         _ resource: R, execution: Execution, id: UInt64
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
@@ -152,22 +152,27 @@ public actor RequestCoordinator {
     }
 
     /// Decodes once per resource type for all waiters of a shared transfer, when allowed.
-    nonisolated static func decode<R: Resource>(_ resource: R, execution: Execution) async throws -> R.Response {
+    nonisolated(nonsending) static func decode<R: Resource>(_ resource: R, execution: Execution) async throws -> R.Response {
+        guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else {
+            return try decodeOnce(resource, response: execution.response)  // no closure to allocate
+        }
         let response = execution.response
-        let decodeOnce: @Sendable () throws -> R.Response = {
-            do {
-                return try resource.decode(response.body, response: response.head)
-            } catch let error where error is DecodingError && resource.returnsNilWhenDecodingFails {
-                guard let none = (R.Response.self as? any OptionalResponse.Type)?.nothing as? R.Response else {
-                    throw JSONDecoding.failure(error, response: response)
-                }
-                return none
-            } catch {
+        return try await shared.value(for: R.self) { try decodeOnce(resource, response: response) }
+    }
+
+    /// Decodes `response` for `resource`; a failure is `decodingFailed`, or `nil` when the
+    /// resource says so.
+    nonisolated static func decodeOnce<R: Resource>(_ resource: R, response: TransportResponse) throws -> R.Response {
+        do {
+            return try resource.decode(response.body, response: response.head)
+        } catch let error where error is DecodingError && resource.returnsNilWhenDecodingFails {
+            guard let none = (R.Response.self as? any OptionalResponse.Type)?.nothing as? R.Response else {
                 throw JSONDecoding.failure(error, response: response)
             }
+            return none
+        } catch {
+            throw JSONDecoding.failure(error, response: response)
         }
-        guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else { return try decodeOnce() }
-        return try await shared.value(for: R.self, decode: decodeOnce)
     }
 }
 

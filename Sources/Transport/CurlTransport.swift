@@ -159,7 +159,7 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// Runs hops until one is not a redirect to follow.
-    private func followRedirects(
+    private nonisolated(nonsending) func followRedirects(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
     ) async throws -> (HopResult, Int) {
         if !options.requestIsValidated { try RequestValidation.validate(request) }
@@ -204,7 +204,7 @@ public final class CurlTransport: HTTPTransport {
 
     /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
     /// request goes straight into the transfer, never into an async frame held for the hop.
-    private func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
+    private nonisolated(nonsending) func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
         let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         let raw = try await withTaskCancellationHandler {
