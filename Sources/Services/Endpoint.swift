@@ -102,11 +102,11 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         // bookkeeping).
         var target: [UInt8] = []
         target.reserveCapacity(basePath.utf8.count + path.utf8.count + 1 + queryItems.count * 24)
-        basePath.withUTF8 { PercentEncoding.append($0, to: &target, keeping: PercentEncoding.isPathCharacter) }
+        basePath.withUTF8 { PercentEncoding.append($0, to: &target, keeping: .path) }
         if !path.isEmpty {
             if path.utf8.first != UInt8(ascii: "/") { target.append(UInt8(ascii: "/")) }
             var path = path
-            path.withUTF8 { PercentEncoding.append($0, to: &target, keeping: PercentEncoding.isPathCharacter) }
+            path.withUTF8 { PercentEncoding.append($0, to: &target, keeping: .path) }
         }
         if target.isEmpty { target.append(UInt8(ascii: "/")) }
         if !queryItems.isEmpty {
@@ -154,10 +154,10 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         for index in items.indices {
             if index > 0 { out.append(UInt8(ascii: "&")) }
             var name = items[index].name
-            name.withUTF8 { PercentEncoding.append($0, to: &out, keeping: PercentEncoding.isUnreserved) }
+            name.withUTF8 { PercentEncoding.append($0, to: &out, keeping: .unreserved) }
             if var value = items[index].value {
                 out.append(UInt8(ascii: "="))
-                value.withUTF8 { PercentEncoding.append($0, to: &out, keeping: PercentEncoding.isUnreserved) }
+                value.withUTF8 { PercentEncoding.append($0, to: &out, keeping: .unreserved) }
             }
         }
     }

@@ -25,6 +25,20 @@ struct PercentEncodingTests {
         }
     }
 
+    @Test("the byte sets that build request targets hold exactly the bytes the predicates keep")
+    func byteSets() {
+        for value in 0...255 {
+            let byte = UInt8(value)
+            #expect(PercentEncoding.ByteSet.unreserved.contains(byte) == PercentEncoding.isUnreserved(byte), "\(value)")
+            #expect(PercentEncoding.ByteSet.path.contains(byte) == PercentEncoding.isPathCharacter(byte), "\(value)")
+        }
+        var target: [UInt8] = []
+        let path = Array("/a b/é;x=1".utf8)
+        path.withUnsafeBufferPointer { PercentEncoding.append($0, to: &target, keeping: .path) }
+        #expect(String(decoding: target, as: UTF8.self) == PercentEncoding.encodePath("/a b/é;x=1"))
+        #expect(String(decoding: target, as: UTF8.self) == "/a%20b/%C3%A9;x=1")
+    }
+
     @Test("paths keep slashes, sub-delimiters and existing escapes")
     func paths() {
         #expect(PercentEncoding.encodePath("/a b/c+d;e=f@g:h") == "/a%20b/c+d;e=f@g:h")
