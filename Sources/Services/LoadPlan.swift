@@ -4,77 +4,77 @@ internal import Logging
 
 /// Everything one load needs, computed before it starts and outside the coordinator's isolation.
 ///
-/// Its fields live in one box shared by every copy (copied on write, and only set-up writes):
-/// a plan is held by each async frame of the load for the whole transfer, and a frame holding
-/// a pointer is a fraction of one holding every field (a few hundred bytes per frame, per load
-/// in flight), and copying it retains one object rather than each field.
+/// Its fields live in one box shared by every copy (copied on write, as ``Execution``'s; only
+/// the set-up writes): each async frame of a load holds the plan for the whole transfer, and a
+/// pointer there is a fraction of every field (a few hundred bytes per frame, per load in
+/// flight); copying it retains one object rather than each field.
 struct LoadPlan: Sendable {
-    /// The box. Its `fields` are written only through ``LoadPlan/edit(_:)``, which first copies
-    /// a box that any other plan shares: a box that two plans (or two threads) can see is never
-    /// written again.
-    private final class Storage: @unchecked Sendable {
+    /// Invariant that makes it Sendable: `fields` is written only through `update`, which first
+    /// copies a box that any other plan shares, so a box another plan or thread can see is
+    /// never written.
+    private final class Box: @unchecked Sendable {
         var fields: LoadPlanFields
         init(_ fields: LoadPlanFields) { self.fields = fields }
     }
 
-    private var storage: Storage
+    private var box: Box
 
     /// A plan for `resource`; its request is built from the endpoint unless `prepared` gives it
     /// (a one-off load, whose request was made and checked by the caller).
     init<R: Resource>(resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?) {
-        storage = Storage(LoadPlanFields(resource: resource, request: prepared, coordinator: coordinator, logger: logger))
+        box = Box(LoadPlanFields(resource: resource, request: prepared, coordinator: coordinator, logger: logger))
     }
 
     init(request: HTTPRequest, body: RequestBody?, coordinator: RequestCoordinator, logger: Logger?) {
-        storage = Storage(LoadPlanFields(request: request, body: body, coordinator: coordinator, logger: logger))
+        box = Box(LoadPlanFields(request: request, body: body, coordinator: coordinator, logger: logger))
     }
 
-    private mutating func edit(_ change: (inout LoadPlanFields) -> Void) {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        change(&storage.fields)
+    private mutating func update(_ change: (inout LoadPlanFields) -> Void) {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+        change(&box.fields)
     }
 
     var id: UInt64 {
-        get { storage.fields.id }
-        set { edit { $0.id = newValue } }
+        get { box.fields.id }
+        set { update { $0.id = newValue } }
     }
-    var request: HTTPRequest { storage.fields.request }
-    var body: RequestBody? { storage.fields.body }
+    var request: HTTPRequest { box.fields.request }
+    var body: RequestBody? { box.fields.body }
     var options: TransferOptions {
-        get { storage.fields.options }
-        set { edit { $0.options = newValue } }
+        get { box.fields.options }
+        set { update { $0.options = newValue } }
     }
     var decorators: [any RequestDecorator] {
-        get { storage.fields.decorators }
-        set { edit { $0.decorators = newValue } }
+        get { box.fields.decorators }
+        set { update { $0.decorators = newValue } }
     }
-    var observers: [any ResponseObservingDecorator] { storage.fields.observers }
-    var retryPolicy: RetryPolicy { storage.fields.retryPolicy }
+    var observers: [any ResponseObservingDecorator] { box.fields.observers }
+    var retryPolicy: RetryPolicy { box.fields.retryPolicy }
     var coalescing: Coalescing.Mode {
-        get { storage.fields.coalescing }
-        set { edit { $0.coalescing = newValue } }
+        get { box.fields.coalescing }
+        set { update { $0.coalescing = newValue } }
     }
     var cachePolicy: CachePolicy {
-        get { storage.fields.cachePolicy }
-        set { edit { $0.cachePolicy = newValue } }
+        get { box.fields.cachePolicy }
+        set { update { $0.cachePolicy = newValue } }
     }
-    var cacheableStatus: CacheableStatus { storage.fields.cacheableStatus }
-    var stub: Stub? { storage.fields.stub }
+    var cacheableStatus: CacheableStatus { box.fields.cacheableStatus }
+    var stub: Stub? { box.fields.stub }
     var receiver: (any ResponseReceiver)? {
-        get { storage.fields.receiver }
-        set { edit { $0.receiver = newValue } }
+        get { box.fields.receiver }
+        set { update { $0.receiver = newValue } }
     }
     var logger: Logger? {
-        get { storage.fields.logger }
-        set { edit { $0.logger = newValue } }
+        get { box.fields.logger }
+        set { update { $0.logger = newValue } }
     }
     var operation: String? {
-        get { storage.fields.operation }
-        set { edit { $0.operation = newValue } }
+        get { box.fields.operation }
+        set { update { $0.operation = newValue } }
     }
-    var buildError: ServiceError? { storage.fields.buildError }
-    var started: ContinuousClock.Instant { storage.fields.started }
-    var loggableURL: String { storage.fields.loggableURL }
+    var buildError: ServiceError? { box.fields.buildError }
+    var started: ContinuousClock.Instant { box.fields.started }
+    var loggableURL: String { box.fields.loggableURL }
 
     /// A responder bound to one resource.
     struct Stub: Sendable {
