@@ -159,12 +159,14 @@ public final class CurlTransport: HTTPTransport {
     }
 
     /// Runs hops until one is not a redirect to follow.
+    ///
+    /// Its frame lives as long as the transfer (and while it waits for a connection), so what
+    /// happens between hops (logs, the next hop) is done in synchronous helpers, whose
+    /// temporaries sit on the thread's stack for a moment rather than in this frame.
     private nonisolated(nonsending) func followRedirects(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions, streamed: Bool
     ) async throws -> (HopResult, Int) {
         if !options.requestIsValidated { try RequestValidation.validate(request) }
-        // The request's logger when the caller gave one (its metadata carries the request id).
-        let logger = options.logger ?? backgroundLogger
         var hop = RedirectHop(request: request, body: body)
         var redirects = 0
         while true {
@@ -172,34 +174,55 @@ public final class CurlTransport: HTTPTransport {
             do {
                 result = try await perform(hop, options: options, streamed: streamed)
             } catch let error as ServiceError {
-                if let logger, logger.logLevel <= .debug {
-                    logger.debug(
-                        "courier transfer failed",
-                        metadata: ["courier.error.code": "\(error.code)", "courier.redirect.count": "\(redirects)"])
-                }
+                logFailedHop(error, redirects: redirects, options: options)
                 throw error
             }
-            if let logger, logger.logLevel <= .trace {
-                logger.trace(
-                    "courier transfer hop finished",
-                    metadata: [
-                        "courier.response.status": "\(result.head.status.code)",
-                        "courier.redirect.count": "\(redirects)",
-                    ])
+            guard let next = try nextHop(after: result, of: hop, redirects: &redirects, options: options) else {
+                return (result, redirects)
             }
-            guard let target = result.redirectURL else { return (result, redirects) }
-            redirects += 1
-            if redirects > options.redirects.maximumRedirects {
-                throw ServiceError(
-                    .tooManyRedirects, "More than \(options.redirects.maximumRedirects) redirects.",
-                    response: result.head)
-            }
-            hop = try hop.following(
-                status: result.head.status.code, to: target, policy: options.redirects, response: result.head)
-            if let logger, logger.logLevel <= .trace {
-                logger.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
-            }
+            hop = next
         }
+    }
+
+    /// The request's logger when the caller gave one (its metadata carries the request id).
+    private func logger(for options: TransferOptions) -> Logger? { options.logger ?? backgroundLogger }
+
+    @inline(never)
+    private func logFailedHop(_ error: ServiceError, redirects: Int, options: TransferOptions) {
+        guard let logger = logger(for: options), logger.logLevel <= .debug else { return }
+        logger.debug(
+            "courier transfer failed",
+            metadata: ["courier.error.code": "\(error.code)", "courier.redirect.count": "\(redirects)"])
+    }
+
+    /// The hop that follows `result`'s redirect (counted in `redirects`), or nil when there is
+    /// none to follow; throws `tooManyRedirects` or a refused redirect.
+    @inline(never)
+    private func nextHop(
+        after result: HopResult, of hop: RedirectHop, redirects: inout Int, options: TransferOptions
+    ) throws -> RedirectHop? {
+        let logger = logger(for: options)
+        if let logger, logger.logLevel <= .trace {
+            logger.trace(
+                "courier transfer hop finished",
+                metadata: [
+                    "courier.response.status": "\(result.head.status.code)",
+                    "courier.redirect.count": "\(redirects)",
+                ])
+        }
+        guard let target = result.redirectURL else { return nil }
+        redirects += 1
+        if redirects > options.redirects.maximumRedirects {
+            throw ServiceError(
+                .tooManyRedirects, "More than \(options.redirects.maximumRedirects) redirects.",
+                response: result.head)
+        }
+        let next = try hop.following(
+            status: result.head.status.code, to: target, policy: options.redirects, response: result.head)
+        if let logger, logger.logLevel <= .trace {
+            logger.trace("courier following redirect", metadata: ["courier.redirect.count": "\(redirects)"])
+        }
+        return next
     }
 
     /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
