@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Instructions per request under valgrind's callgrind, which counts the same on a busy machine:
-# raw libcurl multi (C), CurlTransport.send and load() with the default configuration, small
-# identity at c=1 and c=64, against an nginx the benchmark starts. Writes instructions.json.
+# raw libcurl multi (C), CurlTransport.send (of one URL, and of the distinct URLs a default load()
+# asks) and load() with the default configuration, small identity at c=1 and c=64, against an
+# nginx the benchmark starts; load() is reported against send of the same requests. Writes
+# instructions.json.
 # Pass --quick for fewer requests. An A/B of a change: run it on both commits, compare.
 # COURIER_CALLGRIND_KEEP=<dir> keeps the profiles, for callgrind_annotate --inclusive=yes.
 #

@@ -61,7 +61,7 @@ package enum PercentEncoding {
 
         @inline(__always)
         package func contains(_ byte: UInt8) -> Bool {
-            byte < 64 ? (low >> byte) & 1 == 1 : byte < 128 ? (high >> (byte &- 64)) & 1 == 1 : false
+            byte < 64 ? (low &>> byte) & 1 == 1 : byte < 128 ? (high &>> (byte &- 64)) & 1 == 1 : false
         }
 
         /// ``isUnreserved(_:)`` as a set.

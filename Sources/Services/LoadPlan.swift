@@ -154,8 +154,8 @@ private struct LoadPlanFields: Sendable {
             }
             let parts: (scheme: String, authority: String, path: String)
             if let backend {
-                let configuration = coordinator.configuration
-                let environment = configuration.environments[backend.id] ?? configuration.environment
+                let environment =
+                    coordinator.configuration.environments[backend.id] ?? coordinator.configuration.environment
                 parts = try endpoint.resolved(in: environment).components()
             } else {
                 parts = try endpoint.components()
@@ -192,16 +192,15 @@ private struct LoadPlanFields: Sendable {
     }
 
     init(request: HTTPRequest, body: RequestBody?, coordinator: RequestCoordinator, logger: Logger?) {
-        let configuration = coordinator.configuration
         id = coordinator.events.makeRequestID()
         self.request = request
         self.body = body
-        options = configuration.transferOptions
-        decorators = configuration.decorators
+        options = coordinator.configuration.transferOptions
+        decorators = coordinator.configuration.decorators
         observers = Self.observers(in: decorators)
-        retryPolicy = configuration.retryPolicy
+        retryPolicy = coordinator.configuration.retryPolicy
         let safe = request.method == .get || request.method == .head
-        coalescing = configuration.coalescesDuplicateLoads && safe ? .always : .never
+        coalescing = coordinator.configuration.coalescesDuplicateLoads && safe ? .always : .never
         self.logger = LoadPlan.logger(logger ?? coordinator.backgroundLogger, id: id)
         if let planLogger = self.logger { options.logger = planLogger }  // the transport logs to the load's logger
     }

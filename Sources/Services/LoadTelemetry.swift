@@ -43,8 +43,9 @@ final class LoadTelemetry: Sendable {
     ) -> LoadTelemetry? {
         let tracer = configuration.tracer ?? Self.systemTracer()
         let factory = configuration.metricsFactory ?? MetricsSystem.factory
-        // Compared by type, not cast: both no-op types are final, and a dynamic cast of an
-        // existential costs more per load than the rest of this function.
+        // Compared by type, not cast: none of the no-op types can be subclassed (two structs,
+        // one final class), and a dynamic cast of an existential costs more per load than the
+        // rest of this function.
         let traces = ObjectIdentifier(type(of: tracer)) != ObjectIdentifier(NoOpTracer.self)
         let metrics =
             ObjectIdentifier(type(of: factory)) == ObjectIdentifier(NOOPMetricsHandler.self)
@@ -77,9 +78,10 @@ final class LoadTelemetry: Sendable {
     }
 
     /// Runs `body` with this telemetry, and its span's context, bound to the task.
-    nonisolated(nonsending) static func run<T>(_ telemetry: LoadTelemetry?, _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        guard let telemetry else { return try await body() }
-        return try await $current.withValue(telemetry) {
+    nonisolated(nonsending) static func run<T>(
+        _ telemetry: LoadTelemetry, _ body: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
+        try await $current.withValue(telemetry) {
             guard let span = telemetry.span else { return try await body() }
             return try await ServiceContext.$current.withValue(span.context) { try await body() }
         }

@@ -77,6 +77,7 @@ extension RequestCoordinator {
         refresh.id = events.makeRequestID()
         // The refresh outlives the caller's load: it logs to the background logger.
         refresh.logger = LoadPlan.logger(backgroundLogger, id: refresh.id)
+        refresh.options.logger = refresh.logger  // the transport's lines for it too
         plan.logger?.debug("serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
         Self.startBackground(on: self) { [refresh] coordinator in
             _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)

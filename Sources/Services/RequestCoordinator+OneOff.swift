@@ -15,7 +15,7 @@ extension RequestCoordinator {
     /// as is, any other type is JSON read by `decoder` (default `CourierJSONDecoder`).
     /// A URL that is not a valid absolute http(s) URL throws `invalidRequest` before anything
     /// starts. Throws `ServiceError` only.
-    public nonisolated func load<Value: Decodable & Sendable>(
+    @concurrent public nonisolated func load<Value: Decodable & Sendable>(
         _ type: Value.Type, from url: String, cachePolicy: CachePolicy = .networkOnly,
         decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<Value> {
@@ -34,7 +34,7 @@ extension RequestCoordinator {
     ///
     /// Unlike ``send(_:body:logger:)``, which returns any status as is, only a 2xx status
     /// succeeds. `GET` and `HEAD` coalesce with identical loads in flight; other methods never do.
-    public nonisolated func load<Value: Decodable & Sendable>(
+    @concurrent public nonisolated func load<Value: Decodable & Sendable>(
         _ type: Value.Type, from request: HTTPRequest, body: RequestBody? = nil,
         cachePolicy: CachePolicy = .networkOnly, decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<Value> {

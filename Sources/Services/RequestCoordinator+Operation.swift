@@ -12,7 +12,7 @@ extension RequestCoordinator {
     /// `HEAD`s in flight, the cache as `cachePolicy` says, events and the span, both of which
     /// carry `operation` (``CoordinatorEvent/operation``, span attribute `courier.operation`).
     /// Throws `ServiceError` only: a status never throws, a failed transfer does.
-    package nonisolated func load(
+    @concurrent package nonisolated func load(
         operation: String, request: HTTPRequest, body: RequestBody?, cachePolicy: CachePolicy,
         retryPolicy: RetryPolicy?, logger: Logger?
     ) async throws -> Loaded<Data> {
@@ -32,7 +32,7 @@ extension RequestCoordinator {
     /// the body follows as chunks (``StreamedLoad/body``). As ``load(operation:request:body:cachePolicy:retryPolicy:logger:)``
     /// but never cached nor coalesced: decorators and retries run before the head, never once
     /// the body began. Throws `ServiceError` only.
-    package nonisolated func stream(
+    @concurrent package nonisolated func stream(
         operation: String, request: HTTPRequest, body: RequestBody?, retryPolicy: RetryPolicy?, logger: Logger?
     ) async throws -> StreamedLoad {
         var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: .networkOnly, decoder: nil)

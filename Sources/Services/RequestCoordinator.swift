@@ -69,7 +69,7 @@ public actor RequestCoordinator {
 
     /// Loads `resource` and returns the value with its response head, metrics and source.
     /// Throws `ServiceError` only.
-    public nonisolated func load<R: Resource>(
+    @concurrent public nonisolated func load<R: Resource>(
         _ resource: R, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
@@ -80,7 +80,7 @@ public actor RequestCoordinator {
     /// Loads `resource` as ``Resource/updates(using:refresh:logger:)`` does: the stored value
     /// goes to `yield` first, then the network's value is returned (or the stored one, when
     /// `refresh` skips the network while it is fresh).
-    nonisolated func loadUpdates<R: Resource>(
+    @concurrent nonisolated func loadUpdates<R: Resource>(
         _ resource: R, refresh: UpdatesRefresh = .always, logger: Logger?,
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
@@ -130,7 +130,7 @@ public actor RequestCoordinator {
 
     /// Sends a one-off request through this coordinator's decorators, retries and events,
     /// without declaring a resource. Any status is returned; only transfers that fail throw.
-    public nonisolated func send(
+    @concurrent public nonisolated func send(
         _ request: HTTPRequest, body: RequestBody? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> TransportResponse {
         let plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)

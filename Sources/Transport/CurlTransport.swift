@@ -118,7 +118,7 @@ public final class CurlTransport: HTTPTransport {
     ///   `malformedResponse`, `headersTooLarge`, `decompressionFailed`,
     ///   `unsupportedEncoding`, `responseTooLarge`, `tooManyRedirects`, `redirectRefused`,
     ///   `fileAccess`, `cancelled`, `shutDown`, `networkFailed`).
-    public func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+    @concurrent public func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> TransportResponse
     {
         defer { options.progress?.finish() }
@@ -130,7 +130,7 @@ public final class CurlTransport: HTTPTransport {
     /// as an `AsyncSequence` of chunks, inflated as they arrive. The transfer pauses while
     /// the consumer lags (``Configuration/streamBufferSize``) and stops when the consumer
     /// stops iterating or its task is cancelled.
-    public func stream(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
+    @concurrent public func stream(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
         async throws -> StreamedResponse
     {
         let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: true)

@@ -58,9 +58,14 @@ func countInstructions(
     defer {
         // COURIER_CALLGRIND_KEEP=<dir> keeps each profile for callgrind_annotate.
         if let keep = ProcessInfo.processInfo.environment["COURIER_CALLGRIND_KEEP"] {
-            let kept = "\(keep)/\(client.flag.trimmingCharacters(in: ["-"]))-c\(concurrency)-\(requests).out"
-            try? FileManager.default.removeItem(atPath: kept)
-            try? FileManager.default.moveItem(atPath: output, toPath: kept)
+            let kept = "\(keep)/\(client.flag)-c\(concurrency)-\(requests).out"
+            do {
+                try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+                try? FileManager.default.removeItem(atPath: kept)
+                try FileManager.default.moveItem(atPath: output, toPath: kept)
+            } catch {
+                progress("COURIER_CALLGRIND_KEEP: could not keep \(kept): \(error)")
+            }
         }
         try? FileManager.default.removeItem(atPath: output)
     }
