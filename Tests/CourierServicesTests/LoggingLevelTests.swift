@@ -65,6 +65,11 @@ struct LoggingLevelTests {
         #expect(refreshID != nil)
         #expect(!callerStore.all.contains { $0.metadata["courier.request.id"] == refreshID })
         #expect(backgroundStore.all.contains { $0.message == "load finished" && $0.metadata["courier.request.id"] == refreshID }, "\(backgroundStore.all.map { "\($0.message) \($0.metadata)" }) refresh \(String(describing: refreshID))")
+        // The transport's lines for the refresh go there too (both loggers log at trace): the
+        // caller's logger saw one transfer, its first load's.
+        let hop = "courier transfer hop finished"
+        #expect(backgroundStore.all.contains { $0.message == hop && $0.metadata["courier.request.id"] == refreshID })
+        #expect(callerStore.all.filter { $0.message == hop }.count == 1)
     }
 }
 
