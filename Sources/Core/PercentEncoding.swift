@@ -38,19 +38,21 @@ package enum PercentEncoding {
     /// `text`'s UTF-8 bytes, those `keep` refuses written `%XX` (upper-case hex).
     package static func encode(_ text: String, keeping keep: (UInt8) -> Bool = isUnreserved) -> String {
         if text.utf8.allSatisfy(keep) { return text }  // the usual case: nothing to encode
-        let hex: StaticString = "0123456789ABCDEF"
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
-            if keep(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0xF)])
-            }
+            if keep(byte) { out.append(byte) } else { appendEscaped(byte, to: &out) }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `byte` written `%XX` (upper-case hex).
+    @inline(__always)
+    private static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        out.append(UInt8(ascii: "%"))
+        out.append(hex.utf8Start[Int(byte >> 4)])
+        out.append(hex.utf8Start[Int(byte & 0xF)])
     }
 
     /// A set of ASCII bytes as two 64-bit masks (bit n of `low`: byte n; of `high`: byte
@@ -59,15 +61,23 @@ package enum PercentEncoding {
         package let low: UInt64
         package let high: UInt64
 
+        /// The ASCII bytes `keeps` accepts (bytes of 128 and above are never in a set).
+        init(_ keeps: (UInt8) -> Bool) {
+            var low: UInt64 = 0, high: UInt64 = 0
+            for byte in UInt8(0)..<64 where keeps(byte) { low |= 1 << byte }
+            for byte in UInt8(64)..<128 where keeps(byte) { high |= 1 << (byte - 64) }
+            (self.low, self.high) = (low, high)
+        }
+
         @inline(__always)
         package func contains(_ byte: UInt8) -> Bool {
             byte < 64 ? (low &>> byte) & 1 == 1 : byte < 128 ? (high &>> (byte &- 64)) & 1 == 1 : false
         }
 
         /// ``isUnreserved(_:)`` as a set.
-        package static let unreserved = ByteSet(low: 0x03ff_6000_0000_0000, high: 0x47ff_fffe_87ff_fffe)
+        package static let unreserved = ByteSet(isUnreserved)
         /// ``isPathCharacter(_:)`` as a set.
-        package static let path = ByteSet(low: 0x2fff_fff2_0000_0000, high: 0x47ff_fffe_87ff_ffff)
+        package static let path = ByteSet(isPathCharacter)
     }
 
     /// Appends `bytes` to `out`, those outside `keep` written `%XX` (upper-case hex): how a
@@ -81,15 +91,8 @@ package enum PercentEncoding {
             return
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<first]))
-        let hex: StaticString = "0123456789ABCDEF"
         for byte in bytes[first...] {
-            if keep.contains(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0xF)])
-            }
+            if keep.contains(byte) { out.append(byte) } else { appendEscaped(byte, to: &out) }
         }
     }
 
