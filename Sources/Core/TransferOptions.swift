@@ -49,6 +49,9 @@ public struct TransferOptions: Sendable {
     /// Set by a caller that already checked the request with ``RequestValidation/validate(_:)``
     /// (the coordinator, once per load), so the transport does not check it again.
     package var requestIsValidated = false
+    /// Cancels the transfer from outside its task (see ``TransferCancellation``); honoured by
+    /// transports that conform to ``HonoursTransferCancellation``. `nil` by default.
+    package var cancellation: TransferCancellation?
 
     /// Creates default options.
     public init() {}

@@ -15,7 +15,7 @@ public import HTTPTypes
 /// Routes match on method, path (exact, or a prefix when it ends in `*`), and optionally query
 /// items and header fields; the most recently added matching route answers. A request no route
 /// matches fails with `mockMissing`, naming the request and the routes there are.
-public final class MockTransport: HTTPTransport {
+public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
     /// A canned answer: a response, or a transport failure.
     public struct Reply: Sendable {
         enum Outcome: Sendable {
@@ -261,9 +261,9 @@ public final class MockTransport: HTTPTransport {
             return (route, route?.latency ?? state.latency, labels)
         }
         arrivals.add()
-        try await hold()
+        try await hold(cancellation: options.cancellation)
         if let latency {
-            do { try await Task.sleep(for: latency) } catch { throw noteCancelled() }
+            do { try await Self.sleep(for: latency, cancellation: options.cancellation) } catch { throw noteCancelled() }
         }
         guard let route else {
             let known = labels.isEmpty ? "none" : labels.joined(separator: "; ")
@@ -302,8 +302,18 @@ public final class MockTransport: HTTPTransport {
         return (String(target[..<mark]), query)
     }
 
-    /// Waits while responses are held; cancellation ends the wait with `cancelled`.
-    private func hold() async throws {
+    /// Waits `latency`; the task's cancellation or `cancellation` ends the wait early.
+    private static func sleep(for latency: Duration, cancellation: TransferCancellation?) async throws {
+        guard let cancellation else { return try await Task.sleep(for: latency) }
+        let sleeper = Task { try await Task.sleep(for: latency) }
+        cancellation.register { sleeper.cancel() }
+        defer { cancellation.unregister() }
+        try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+    }
+
+    /// Waits while responses are held; the task's cancellation or `cancellation` ends the wait
+    /// with `cancelled`.
+    private func hold(cancellation: TransferCancellation?) async throws {
         let id: UInt64? = state.withLock { state in
             guard state.holding else { return nil }
             state.nextHeld += 1
@@ -320,8 +330,14 @@ public final class MockTransport: HTTPTransport {
                     }
                     if resumeNow {
                         if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                        return
+                    }
+                    cancellation?.register { [state] in
+                        let continuation = state.withLock { $0.held.removeValue(forKey: id) }
+                        continuation?.resume(throwing: CancellationError())
                     }
                 }
+                cancellation?.unregister()
             } onCancel: {
                 let continuation = state.withLock { $0.held.removeValue(forKey: id) }
                 continuation?.resume(throwing: CancellationError())

@@ -16,7 +16,7 @@ public import Logging
 /// print(response.head.status, response.body.count)
 /// await transport.shutdown()
 /// ```
-public final class CurlTransport: HTTPTransport {
+public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     /// Settings fixed for the transport's lifetime. Every property has a production default.
     public struct Configuration: Sendable {
         /// Connections kept open per host at most; 0 is unlimited. 64 by default.
@@ -230,6 +230,7 @@ public final class CurlTransport: HTTPTransport {
     private nonisolated(nonsending) func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
         let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
+        defer { options.cancellation?.unregister() }
         let raw = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
                 if streamed {
@@ -241,6 +242,8 @@ public final class CurlTransport: HTTPTransport {
                 } else {
                     transfer.delivery = .buffered(continuation)
                 }
+                // Cancelled already: cancels before the start, which then never runs it.
+                options.cancellation?.register { [weak transfer] in if let transfer { loop.cancel(transfer) } }
                 loop.start(transfer)
             }
         } onCancel: {
