@@ -205,11 +205,15 @@ extension RequestCoordinator {
             : FlightKey(
                 request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
                 partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
-        let transfer = PlannedTransfer(request, plan: plan)
+        // A load that would lead runs its transfer on its own task when shutdown can still end
+        // it through the transport: not with a receiver or a responder, whose work it cannot.
+        let cancellation =
+            transportHonoursCancellation && plan.receiver == nil && plan.stub == nil ? TransferCancellation() : nil
+        let transfer = PlannedTransfer(request, plan: plan, cancellation: cancellation)
         return await flights.run(
             id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
             transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
-            joined: { [id = plan.id] in events.emit(id, .coalesced) }
+            cancellation: cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
         ) {
             await self.transferWithRetries(transfer)
         }

@@ -24,12 +24,24 @@ extension RequestCoordinator {
             sent.end(outcome)
             guard let delay = retryDelay(after: outcome, of: transfer, attempt: attempt) else { return outcome }
             do {
-                try await configuration.clock.sleep(for: delay)
+                try await pause(for: delay, cancellation: transfer.options.cancellation)
             } catch {
                 return .failure(.cancelled())
             }
             attempt += 1
         }
+    }
+
+    /// Waits `delay` on the configured clock before the next attempt; throws when the task, or
+    /// the transfer's `cancellation` (shutdown, for a load on its own task), is cancelled first.
+    @inline(never)
+    private nonisolated(nonsending) func pause(for delay: Duration, cancellation: TransferCancellation?) async throws {
+        let clock = configuration.clock
+        guard let cancellation else { return try await clock.sleep(for: delay) }
+        let sleeper = Task { try await clock.sleep(for: delay) }
+        cancellation.register { sleeper.cancel() }
+        defer { cancellation.unregister() }
+        try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
     }
 
     /// One attempt through the transport.
@@ -75,7 +87,7 @@ extension RequestCoordinator {
     private nonisolated func retryDelay(
         after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
     ) -> Duration? {
-        guard !Task.isCancelled,
+        guard !Task.isCancelled, transfer.options.cancellation?.isCancelled != true,
             let delay = transfer.policy.delay(
                 after: outcome, of: transfer.request, attempt: attempt,
                 resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
@@ -105,10 +117,11 @@ final class PlannedTransfer: Sendable {
     let stub: LoadPlan.Stub?
     let receiver: (any ResponseReceiver)?
 
-    init(_ request: HTTPRequest, plan: LoadPlan) {
+    init(_ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil) {
         self.request = request
         body = plan.body
         var options = plan.options
+        options.cancellation = cancellation
         // `execute` validated the request; a receiver may change it (a range to resume), so the
         // transport checks again then.
         options.requestIsValidated = plan.receiver == nil

@@ -22,6 +22,9 @@ public actor RequestCoordinator {
     nonisolated let events = EventHub()
     /// Transfers in flight and their waiters, kept off the actor.
     nonisolated let flights = FlightTable()
+    /// Whether the transport can cancel a transfer from outside its task, so that a load leads
+    /// its transfer on its own task (see ``FlightTable``).
+    nonisolated let transportHonoursCancellation: Bool
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
     private nonisolated let cacheObserver: UInt64?
@@ -41,6 +44,7 @@ public actor RequestCoordinator {
         transport: any HTTPTransport, configuration: Configuration = Configuration(), backgroundLogger: Logger? = nil
     ) {
         self.transport = transport
+        transportHonoursCancellation = transport is any HonoursTransferCancellation
         self.configuration = configuration
         self.backgroundLogger = backgroundLogger
         let events = self.events
