@@ -51,6 +51,7 @@ package final class TransferCancellation: Sendable {
 
 /// A transport that ends a transfer when its ``TransferOptions/cancellation`` is cancelled,
 /// as promptly as when the task that sent it is cancelled: in a wait for a connection, while
-/// it is sent or received, and between hops. The coordinator then lets a load run its transfer
-/// on its own task.
+/// it is sent or received, and between hops (a streamed transfer until its head: the
+/// coordinator gives a cancellation only to transfers it receives whole). The coordinator then
+/// lets a load run its transfer on its own task.
 package protocol HonoursTransferCancellation: HTTPTransport {}

@@ -199,6 +199,21 @@ extension RequestCoordinator {
 
     /// Sends `request` with retries, as its own transfer or joined to an identical one.
     nonisolated(nonsending) func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
+        let (key, transfer) = flight(of: request, plan: plan)
+        return await flights.run(
+            id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
+            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
+            cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
+        ) {
+            await self.transferWithRetries(transfer)
+        }
+    }
+
+    /// What identifies `request`'s transfer for coalescing, and what each attempt sends.
+    /// Synchronous, so that building them leaves nothing in the frame `transfer` holds for the
+    /// whole transfer.
+    @inline(never)
+    private nonisolated func flight(of request: HTTPRequest, plan: LoadPlan) -> (FlightKey?, PlannedTransfer) {
         // A body streamed from files is never compared: no key, so the load never shares.
         let key = plan.coalescing == .never
             ? nil
@@ -207,16 +222,12 @@ extension RequestCoordinator {
                 partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
         // A load that would lead runs its transfer on its own task when shutdown can still end
         // it through the transport: not with a receiver or a responder, whose work it cannot.
+        // Nor when a cancelled leader's successor would send a request the server may already
+        // have acted on (a shared POST without an `Idempotency-Key`): it keeps one transfer.
         let cancellation =
-            transportHonoursCancellation && plan.receiver == nil && plan.stub == nil ? TransferCancellation() : nil
-        let transfer = PlannedTransfer(request, plan: plan, cancellation: cancellation)
-        return await flights.run(
-            id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
-            cancellation: cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
-        ) {
-            await self.transferWithRetries(transfer)
-        }
+            transportHonoursCancellation && plan.receiver == nil && plan.stub == nil
+                && (key == nil || RetryPolicy.isIdempotent(request)) ? TransferCancellation() : nil
+        return (key, PlannedTransfer(request, plan: plan, cancellation: cancellation))
     }
 
     static func decorationFailure(_ error: any Error, decorator: any RequestDecorator) -> ServiceError {

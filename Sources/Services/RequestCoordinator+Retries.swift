@@ -22,7 +22,14 @@ extension RequestCoordinator {
                         receiver: transfer.receiver)
                 }
             sent.end(outcome)
-            guard let delay = retryDelay(after: outcome, of: transfer, attempt: attempt) else { return outcome }
+            let delay: Duration
+            switch retryDecision(after: outcome, of: transfer, attempt: attempt) {
+            case .stands: return outcome
+            // Not what the transfer gave, but what ended it: a leader that leaves hands its
+            // flight over only when its transfer ended `cancelled`.
+            case .cancelled: return .failure(.cancelled())
+            case .retry(let wait): delay = wait
+            }
             do {
                 try await pause(for: delay, cancellation: transfer.options.cancellation)
             } catch {
@@ -81,18 +88,28 @@ extension RequestCoordinator {
         }
     }
 
-    /// How long to wait before attempt `attempt + 1`, reported as an event and a debug line;
-    /// nil when `outcome` stands (the policy says so, or the load was cancelled).
+    enum RetryDecision {
+        /// The policy keeps the outcome.
+        case stands
+        /// The policy would retry, but the load was cancelled (its task, or shutdown).
+        case cancelled
+        /// Another attempt after this long.
+        case retry(after: Duration)
+    }
+
+    /// Whether `outcome` stands, and else how long to wait before attempt `attempt + 1`,
+    /// reported as an event and a debug line.
     @inline(never)
-    private nonisolated func retryDelay(
+    private nonisolated func retryDecision(
         after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
-    ) -> Duration? {
-        guard !Task.isCancelled, transfer.options.cancellation?.isCancelled != true,
+    ) -> RetryDecision {
+        guard
             let delay = transfer.policy.delay(
                 after: outcome, of: transfer.request, attempt: attempt,
                 resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
                 random: Double.random(in: 0..<1))
-        else { return nil }
+        else { return .stands }
+        if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
         let reason: String
         switch outcome {
         case .success(let response): reason = "HTTP \(response.head.status.code)"
@@ -101,7 +118,7 @@ extension RequestCoordinator {
         events.emit(transfer.id, .retried(attempt: attempt, delay: delay, reason: reason))
         transfer.logger?.debug(
             "retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.reason": "\(reason)"])
-        return delay
+        return .retry(after: delay)
     }
 }
 

@@ -263,7 +263,11 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         arrivals.add()
         try await hold(cancellation: options.cancellation)
         if let latency {
-            do { try await Self.sleep(for: latency, cancellation: options.cancellation) } catch { throw noteCancelled() }
+            do {
+                try await Self.cancellable(options.cancellation) { try await Task.sleep(for: latency) }
+            } catch {
+                throw noteCancelled()
+            }
         }
         guard let route else {
             let known = labels.isEmpty ? "none" : labels.joined(separator: "; ")
@@ -272,7 +276,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         }
         let reply: Reply
         do {
-            reply = try await route.handler(request, bytes)
+            // A handler that suspends ends when the transfer is cancelled, as a network wait would.
+            reply = try await Self.cancellable(options.cancellation) { try await route.handler(request, bytes) }
         } catch {
             throw ServiceError.wrapping(error)
         }
@@ -302,13 +307,16 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         return (String(target[..<mark]), query)
     }
 
-    /// Waits `latency`; the task's cancellation or `cancellation` ends the wait early.
-    private static func sleep(for latency: Duration, cancellation: TransferCancellation?) async throws {
-        guard let cancellation else { return try await Task.sleep(for: latency) }
-        let sleeper = Task { try await Task.sleep(for: latency) }
-        cancellation.register { sleeper.cancel() }
+    /// Runs `operation`, cancelled by the task's cancellation or by `cancellation` (then in a
+    /// task of its own, which `cancellation` can reach).
+    private static func cancellable<T: Sendable>(
+        _ cancellation: TransferCancellation?, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        guard let cancellation else { return try await operation() }
+        let task = Task { try await operation() }
+        cancellation.register { task.cancel() }
         defer { cancellation.unregister() }
-        try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
     /// Waits while responses are held; the task's cancellation or `cancellation` ends the wait
@@ -320,6 +328,7 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
             return state.nextHeld
         }
         guard let id else { return }
+        defer { cancellation?.unregister() }
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -337,7 +346,6 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
                         continuation?.resume(throwing: CancellationError())
                     }
                 }
-                cancellation?.unregister()
             } onCancel: {
                 let continuation = state.withLock { $0.held.removeValue(forKey: id) }
                 continuation?.resume(throwing: CancellationError())

@@ -17,6 +17,14 @@ struct FlightLeaderTests {
         var endpoint: Endpoint { Endpoint("http://mock.test", path: "/profile") }
     }
 
+    /// A POST its resource shares with identical ones (`coalescing: .always`).
+    struct SharedPost: Resource {
+        typealias Response = Gate
+        var method: HTTPRequest.Method { .post }
+        var coalescing: Coalescing { .always }
+        var endpoint: Endpoint { Endpoint("http://mock.test", path: "/profile") }
+    }
+
     /// Forwards to a `MockTransport` without saying it honours a transfer's cancellation, as a
     /// transport written outside Courier would.
     struct PlainTransport: HTTPTransport {
@@ -29,27 +37,32 @@ struct FlightLeaderTests {
     static func mock() -> MockTransport {
         let mock = MockTransport()
         mock.respond(to: .get, "/profile", with: .json(#"{"gate":"profile","served":1}"#))
+        mock.respond(to: .post, "/profile", with: .json(#"{"gate":"post","served":1}"#))
         return mock
     }
 
-    @Test("cancelling the leader hands the flight to a load that joined it: it sends again, every other joiner gets its value")
-    func leaderHandsOver() async throws {
+    @Test(
+        "cancelling the leader: a load that joined takes over and sends again (or, with a transport that cannot cancel from outside, keeps the first transfer); every other joiner gets the value",
+        arguments: [true, false])
+    func leaderLeaves(honours: Bool) async throws {
         let mock = Self.mock()
         mock.holdResponses()
-        let coordinator = RequestCoordinator(transport: mock)
-        #expect(coordinator.transportHonoursCancellation)
+        let coordinator = RequestCoordinator(transport: honours ? mock : PlainTransport(mock: mock))
+        #expect(coordinator.transportHonoursCancellation == honours)
         let leader = Task { try await Profile().load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
         let joiners = (0..<9).map { _ in Task { try await Profile().load(using: coordinator) } }
         await coordinator.waitForWaiters(10)
         leader.cancel()
         #expect(await serviceError { _ = try await leader.value }?.code == .cancelled)
-        #expect(await mock.waitForRequests(2))  // the first joiner took over
-        #expect(await coordinator.waiterCount == 9)
+        if honours {
+            #expect(await mock.waitForRequests(2))  // the first joiner took over
+            #expect(await coordinator.waiterCount == 9)
+        }
         mock.releaseResponses()
         for joiner in joiners { #expect(try await joiner.value == Gate(gate: "profile", served: 1)) }
-        #expect(mock.requestCount == 2)
-        #expect(mock.cancelledCount == 1)
+        #expect(mock.requestCount == (honours ? 2 : 1))
+        #expect(mock.cancelledCount == (honours ? 1 : 0))
         #expect(await coordinator.waiterCount == 0)
     }
 
@@ -77,22 +90,35 @@ struct FlightLeaderTests {
         #expect(mock.cancelledCount == 3)
     }
 
-    @Test("with a transport that cannot cancel from outside, a cancelled leader leaves the others the same transfer")
-    func plainTransportKeepsTheTransfer() async throws {
+    @Test("a shared POST never goes out twice: its cancelled leader leaves the others the first transfer")
+    func sharedPostKeepsOneTransfer() async throws {
         let mock = Self.mock()
         mock.holdResponses()
-        let coordinator = RequestCoordinator(transport: PlainTransport(mock: mock))
-        #expect(!coordinator.transportHonoursCancellation)
-        let leader = Task { try await Profile().load(using: coordinator) }
+        let coordinator = RequestCoordinator(transport: mock)
+        let leader = Task { try await SharedPost().load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
-        let joiners = (0..<9).map { _ in Task { try await Profile().load(using: coordinator) } }
-        await coordinator.waitForWaiters(10)
+        let joiners = (0..<4).map { _ in Task { try await SharedPost().load(using: coordinator) } }
+        await coordinator.waitForWaiters(5)
         leader.cancel()
         #expect(await serviceError { _ = try await leader.value }?.code == .cancelled)
         mock.releaseResponses()
-        for joiner in joiners { #expect(try await joiner.value.gate == "profile") }
+        for joiner in joiners { #expect(try await joiner.value.gate == "post") }
         #expect(mock.requestCount == 1)
         #expect(mock.cancelledCount == 0)
+    }
+
+    @Test("shutdown(cancellingInFlight:) ends a leader whose mock route handler never returns")
+    func shutdownEndsASuspendedHandler() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/profile") { _, _ in
+            try await Task.sleep(for: .seconds(3_600))
+            return .json("{}")
+        }
+        let coordinator = RequestCoordinator(transport: mock)
+        let load = Task { try await Profile().load(using: coordinator) }
+        #expect(await mock.waitForRequests(1))
+        await coordinator.shutdown(cancellingInFlight: true)
+        #expect(await serviceError { _ = try await load.value }?.code == .cancelled)
     }
 
     @Test("shutdown(cancellingInFlight:) ends a leader's transfer and fails its joiners", arguments: [true, false])
