@@ -242,8 +242,10 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
                 } else {
                     transfer.delivery = .buffered(continuation)
                 }
-                // Cancelled already: cancels before the start, which then never runs it.
-                options.cancellation?.register { [weak transfer] in if let transfer { loop.cancel(transfer) } }
+                // Cancelled already: cancels before the start, which then never runs it. Holds
+                // the transfer strongly (a weak reference would give it a side table, and every
+                // retain and release of it the slow path) until `unregister`, below.
+                options.cancellation?.register { loop.cancel(transfer) }
                 loop.start(transfer)
             }
         } onCancel: {
