@@ -8,7 +8,8 @@
 /// runs the transfer in a task it can cancel.
 ///
 /// One wait registers at a time (the hops and attempts of a transfer run one after another).
-package final class TransferCancellation: Sendable {
+/// Copies share one state (one allocation: the lock's), so a copy cancels the original.
+package struct TransferCancellation: Sendable {
     private struct State {
         var isCancelled = false
         var handler: (@Sendable () -> Void)?
