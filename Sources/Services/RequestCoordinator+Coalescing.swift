@@ -54,10 +54,12 @@ extension RequestCoordinator {
     /// Loads waiting for transfers right now.
     var waiterCount: Int { flights.waiterCount }
 
-    /// Returns once at least `count` loads wait for transfers (a test hook). Transfers start
-    /// without the actor, so this checks every millisecond, for at most a minute.
-    func waitForWaiters(_ count: Int) async {
+    /// Returns true once at least `count` loads wait for transfers, false after a minute (a
+    /// test hook). Transfers start without the actor, so this checks every millisecond.
+    @discardableResult
+    func waitForWaiters(_ count: Int) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(60)
         while waiterCount < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        return waiterCount >= count
     }
 }

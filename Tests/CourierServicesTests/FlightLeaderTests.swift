@@ -52,7 +52,7 @@ struct FlightLeaderTests {
         let leader = Task { try await Profile().load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
         let joiners = (0..<9).map { _ in Task { try await Profile().load(using: coordinator) } }
-        await coordinator.waitForWaiters(10)
+        #expect(await coordinator.waitForWaiters(10))
         leader.cancel()
         #expect(await serviceError { _ = try await leader.value }?.code == .cancelled)
         if honours {
@@ -77,7 +77,7 @@ struct FlightLeaderTests {
         // the array's order, so cancelling in that order always cancels the one that leads.
         for count in 2...5 {
             loads.append(Task { try await Profile().load(using: coordinator) })
-            await coordinator.waitForWaiters(count)
+            #expect(await coordinator.waitForWaiters(count))
         }
         for (index, load) in loads.prefix(3).enumerated() {
             load.cancel()
@@ -98,7 +98,7 @@ struct FlightLeaderTests {
         let leader = Task { try await SharedPost().load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
         let joiners = (0..<4).map { _ in Task { try await SharedPost().load(using: coordinator) } }
-        await coordinator.waitForWaiters(5)
+        #expect(await coordinator.waitForWaiters(5))
         leader.cancel()
         #expect(await serviceError { _ = try await leader.value }?.code == .cancelled)
         mock.releaseResponses()
@@ -130,7 +130,7 @@ struct FlightLeaderTests {
         let leader = Task { try await Profile().load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
         let joiners = (0..<3).map { _ in Task { try await Profile().load(using: coordinator) } }
-        await coordinator.waitForWaiters(4)
+        #expect(await coordinator.waitForWaiters(4))
         await coordinator.shutdown(cancellingInFlight: true)  // returns once the transfer ended
         for load in [leader] + joiners {
             #expect(await serviceError { _ = try await load.value }?.code == .cancelled)
@@ -180,7 +180,7 @@ struct LoopbackFlightLeaderTests {
             let leader = Task { try await resource.load(using: coordinator) }
             #expect(await server.waitUntilHeld("handover", count: 1))
             let joiners = (0..<20).map { _ in Task { try await resource.load(using: coordinator) } }
-            await coordinator.waitForWaiters(21)
+            #expect(await coordinator.waitForWaiters(21))
             leader.cancel()
             #expect(await serviceError { _ = try await leader.value }?.code == .cancelled)
             #expect(await server.waitForClosedConnections(1))
@@ -198,7 +198,7 @@ struct LoopbackFlightLeaderTests {
         try await withCoordinator { server, coordinator in
             let resource = GateResource(baseURL: server.baseURL, name: "shutdown-leader")
             let loads = (0..<5).map { _ in Task { try await resource.load(using: coordinator) } }
-            await coordinator.waitForWaiters(5)
+            #expect(await coordinator.waitForWaiters(5))
             #expect(await server.waitUntilHeld("shutdown-leader", count: 1))
             await coordinator.shutdown(cancellingInFlight: true)
             for load in loads { #expect(await serviceError { _ = try await load.value }?.code == .cancelled) }
