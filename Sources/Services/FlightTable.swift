@@ -82,6 +82,7 @@ final class FlightTable: Sendable {
     /// `redundantRequest` instead. Fails with `shutDown` once the table is shut down. A waiter
     /// that is cancelled gets `cancelled` at once; `joined` runs when the load joins another's
     /// transfer.
+    @inline(never)
     nonisolated(nonsending) func run(
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
         reportsShutDown: Bool = false, cancellation: TransferCancellation? = nil, joined: () -> Void,
@@ -169,8 +170,17 @@ final class FlightTable: Sendable {
     /// Runs flight `serial`'s transfer on this task and answers the loads that joined it. When
     /// this task's cancellation ended the transfer, the first load still waiting takes the
     /// flight over instead, with a transfer of its own.
+    ///
+    /// Not inlined, and what follows the transfer is synchronous: this frame, held for the
+    /// whole transfer, keeps little more than the transfer's result.
+    @inline(never)
     private nonisolated(nonsending) func lead(_ serial: UInt64, _ work: Work) async -> Result<Execution, ServiceError> {
-        let result = await work()
+        landLed(serial, result: await work())
+    }
+
+    /// Lands flight `serial`, led on this task, with its transfer's `result`, or hands it over.
+    @inline(never)
+    private func landLed(_ serial: UInt64, result: Result<TransportResponse, ServiceError>) -> Result<Execution, ServiceError> {
         var leaderLeft = false
         if Task.isCancelled, case .failure(let error) = result, error.code == .cancelled { leaderLeft = true }
         // Handed over, the result is this load's cancellation, which shares nothing.

@@ -8,11 +8,14 @@ internal import Logging
 /// (no responder, no receiver) go through the smallest function.
 extension RequestCoordinator {
     /// One transfer, repeated as its retry policy allows, waiting on the configured clock.
+    ///
+    /// Its frame lives as long as the transfer: what happens before and after each attempt is
+    /// done in synchronous helpers, so the frame keeps little more than the attempt's result.
     nonisolated(nonsending) func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
         var attempt = 1
         let telemetry = LoadTelemetry.current
         while true {
-            let sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)  // the trace context, after the key
+            let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
             let outcome =
                 if transfer.stub == nil && transfer.receiver == nil {
                     await send(sent.request, body: transfer.body, options: transfer.options)
@@ -21,34 +24,53 @@ extension RequestCoordinator {
                         sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
                         receiver: transfer.receiver)
                 }
-            sent.end(outcome)
-            let delay: Duration
-            switch retryDecision(after: outcome, of: transfer, attempt: attempt) {
+            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt) {
             case .stands: return outcome
             // Not what the transfer gave, but what ended it: a leader that leaves hands its
             // flight over only when its transfer ended `cancelled`.
             case .cancelled: return .failure(.cancelled())
-            case .retry(let wait): delay = wait
-            }
-            do {
-                try await pause(for: delay, cancellation: transfer.options.cancellation)
-            } catch {
-                return .failure(.cancelled())
+            case .retry(let delay):
+                guard await pause(for: delay, cancellation: transfer.options.cancellation) else {
+                    return .failure(.cancelled())
+                }
             }
             attempt += 1
         }
     }
 
-    /// Waits `delay` on the configured clock before the next attempt; throws when the task, or
+    /// Attempt `attempt` of `transfer`: its request, with the trace context.
+    @inline(never)
+    private static func attempt(_ attempt: Int, of transfer: PlannedTransfer, telemetry: LoadTelemetry?) -> LoadAttempt {
+        LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
+    }
+
+    /// Ends `sent`'s span with `outcome`, and says what follows it.
+    @inline(never)
+    private nonisolated func conclude(
+        _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
+    ) -> RetryDecision {
+        sent.end(outcome)
+        return retryDecision(after: outcome, of: transfer, attempt: attempt)
+    }
+
+    /// Waits `delay` on the configured clock before the next attempt; false when the task, or
     /// the transfer's `cancellation` (shutdown, for a load on its own task), is cancelled first.
     @inline(never)
-    private nonisolated(nonsending) func pause(for delay: Duration, cancellation: TransferCancellation?) async throws {
+    private nonisolated(nonsending) func pause(for delay: Duration, cancellation: TransferCancellation?) async -> Bool {
         let clock = configuration.clock
-        guard let cancellation else { return try await clock.sleep(for: delay) }
-        let sleeper = Task { try await clock.sleep(for: delay) }
-        cancellation.register { sleeper.cancel() }
-        defer { cancellation.unregister() }
-        try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+        do {
+            guard let cancellation else {
+                try await clock.sleep(for: delay)
+                return true
+            }
+            let sleeper = Task { try await clock.sleep(for: delay) }
+            cancellation.register { sleeper.cancel() }
+            defer { cancellation.unregister() }
+            try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// One attempt through the transport.
