@@ -48,6 +48,16 @@ package struct TransferCancellation: Sendable {
     package func unregister() {
         state.withLock { $0.handler = nil }
     }
+
+    /// Runs `operation` in a task of its own, which `cancel()` or the cancellation of the
+    /// calling task cancels: how a wait that knows only task cancellation (a clock's sleep, a
+    /// test double's handler) honours this one too.
+    package func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let task = Task { try await operation() }
+        register { task.cancel() }
+        defer { unregister() }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
 }
 
 /// A transport that ends a transfer when its ``TransferOptions/cancellation`` is cancelled,

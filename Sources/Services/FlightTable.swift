@@ -110,8 +110,7 @@ final class FlightTable: Sendable {
                 // Admission and the waiter's registration happen under one lock, so a transfer
                 // that lands at once still finds every waiter it must answer.
                 let admission = state.withLock { state -> Admission in
-                    if state.isShutDown { return .refused(ServiceError(.shutDown, "The coordinator was shut down.")) }
-                    if Task.isCancelled { return .refused(.cancelled()) }
+                    if let refusal = Self.refusal(in: state) { return .refused(refusal) }
                     if let key, let serial = state.joinable[key] {
                         if rejectsDuplicates {
                             return .refused(
@@ -124,8 +123,7 @@ final class FlightTable: Sendable {
                             flight: serial, continuation: continuation, coalesced: true, cancellation: cancellation)
                         return .joined
                     }
-                    state.flights[id] = Flight(key: key, cancellation: cancellation)
-                    if let key { state.joinable[key] = id }
+                    Self.register(id, key: key, cancellation: cancellation, in: &state)
                     // A leader on its own task waits for nothing: no `Waiting` entry.
                     if cancellation != nil { return .leadsInline }
                     state.waiting[id] = Waiting(
@@ -158,13 +156,27 @@ final class FlightTable: Sendable {
     /// (the load joins or is refused as a duplicate: ``run`` decides, under its lock).
     private func admitLeader(id: UInt64, key: FlightKey?, cancellation: TransferCancellation) -> LeaderAdmission {
         state.withLock { state in
-            if state.isShutDown { return .refused(ServiceError(.shutDown, "The coordinator was shut down.")) }
-            if Task.isCancelled { return .refused(.cancelled()) }
+            if let refusal = Self.refusal(in: state) { return .refused(refusal) }
             if let key, state.joinable[key] != nil { return .joins }
-            state.flights[id] = Flight(key: key, cancellation: cancellation)
-            if let key { state.joinable[key] = id }
+            Self.register(id, key: key, cancellation: cancellation, in: &state)
             return .leads
         }
+    }
+
+    /// Why a load is refused before it joins or leads: the table shut down, or its task was
+    /// cancelled.
+    private static func refusal(in state: State) -> ServiceError? {
+        if state.isShutDown { return ServiceError(.shutDown, "The coordinator was shut down.") }
+        if Task.isCancelled { return .cancelled() }
+        return nil
+    }
+
+    /// Registers flight `id`, joinable by `key`.
+    private static func register(
+        _ id: UInt64, key: FlightKey?, cancellation: TransferCancellation?, in state: inout State
+    ) {
+        state.flights[id] = Flight(key: key, cancellation: cancellation)
+        if let key { state.joinable[key] = id }
     }
 
     /// Runs flight `serial`'s transfer on this task and answers the loads that joined it. When

@@ -59,14 +59,11 @@ extension RequestCoordinator {
     private nonisolated(nonsending) func pause(for delay: Duration, cancellation: TransferCancellation?) async -> Bool {
         let clock = configuration.clock
         do {
-            guard let cancellation else {
+            if let cancellation {
+                try await cancellation.run { try await clock.sleep(for: delay) }
+            } else {
                 try await clock.sleep(for: delay)
-                return true
             }
-            let sleeper = Task { try await clock.sleep(for: delay) }
-            cancellation.register { sleeper.cancel() }
-            defer { cancellation.unregister() }
-            try await withTaskCancellationHandler { try await sleeper.value } onCancel: { sleeper.cancel() }
             return true
         } catch {
             return false

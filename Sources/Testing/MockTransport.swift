@@ -307,16 +307,12 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         return (String(target[..<mark]), query)
     }
 
-    /// Runs `operation`, cancelled by the task's cancellation or by `cancellation` (then in a
-    /// task of its own, which `cancellation` can reach).
+    /// Runs `operation`, cancelled by the task's cancellation or by `cancellation`.
     private static func cancellable<T: Sendable>(
         _ cancellation: TransferCancellation?, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         guard let cancellation else { return try await operation() }
-        let task = Task { try await operation() }
-        cancellation.register { task.cancel() }
-        defer { cancellation.unregister() }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await cancellation.run(operation)
     }
 
     /// Waits while responses are held; the task's cancellation or `cancellation` ends the wait
