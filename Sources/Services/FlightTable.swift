@@ -353,6 +353,11 @@ final class FlightTable: Sendable {
         }
     }
 
+    /// Whether a load with `key` would join a flight now (or be refused as its duplicate).
+    func isJoinable(_ key: FlightKey) -> Bool {
+        state.withLock { state in state.joinable[key] != nil }
+    }
+
     /// Loads waiting for transfers right now, leaders on their own task included.
     var waiterCount: Int {
         state.withLock { state in state.waiting.count + state.flights.values.count { $0.cancellation != nil } }

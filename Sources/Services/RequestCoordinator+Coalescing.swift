@@ -51,8 +51,8 @@ extension RequestCoordinator {
         for waiter in drained { waiter.resume() }
     }
 
-    /// Loads waiting for transfers right now.
-    var waiterCount: Int { flights.waiterCount }
+    /// Loads waiting for transfers, or for their turn at their host, right now.
+    var waiterCount: Int { flights.waiterCount + (hostQueue?.waiterCount ?? 0) }
 
     /// Returns true once at least `count` loads wait for transfers, false after a minute (a
     /// test hook). Transfers start without the actor, so this checks every millisecond.

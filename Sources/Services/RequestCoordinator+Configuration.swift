@@ -18,6 +18,20 @@ extension RequestCoordinator {
         public var headersIgnoredForCoalescing: [HTTPField.Name] = [
             HTTPField.Name("traceparent")!, HTTPField.Name("tracestate")!, HTTPField.Name("X-Request-ID")!,
         ]
+        /// Loads of one host (scheme and authority) that go to the network at once, at most;
+        /// later ones wait for their turn, in order, before they start. 0 is no limit; 256 by
+        /// default, above what the transport runs at once for one host (`CurlTransport`'s
+        /// 64 connections), so that the limit costs no throughput.
+        ///
+        /// Why: a load waiting in the transport's own queue holds every frame of its way
+        /// down, about 17 KB of task memory; one waiting here holds its first one only. With
+        /// 10,000 loads at once, this is what keeps the process's memory near its size at 64.
+        /// Never waiting: loads that read the cache or have a responder, and loads that would
+        /// join an identical transfer in flight (known before the load starts only without
+        /// decorators). A waiting load fails with `cancelled` when its task is, with
+        /// `timedOut` once its total timeout (``TransferOptions/timeout``, counted from when
+        /// the load began) runs out, and with `shutDown` when the coordinator shuts down.
+        public var maximumLoadsPerHost = 256
         /// The cache resources' `CachePolicy` uses (default: 32 MiB in memory, no disk tier).
         /// `nil` turns caching off: every policy then behaves as `CachePolicy.networkOnly`,
         /// and `CachePolicy.cacheOnly(tiers:)` fails with `cacheMiss`.

@@ -39,7 +39,9 @@ extension RequestCoordinator {
         cachePolicy: CachePolicy = .networkOnly, decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<Value> {
         let resource = AdHocResource<Value>(request: request, body: body, cachePolicy: cachePolicy, decoder: decoder)
-        let plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
+        var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
+        let host = try await takeTurn(&plan)
+        defer { leaveTurn(host) }
         let id = plan.id
         return try await run(plan) { (execution: Execution) async throws -> Loaded<Value> in
             try await Self.finish(resource, execution: execution, id: id)

@@ -22,6 +22,8 @@ extension RequestCoordinator {
         let resource = operationResource
         var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
         plan.operation = operation
+        let host = try await takeTurn(&plan)
+        defer { leaveTurn(host) }
         let id = plan.id
         return try await run(plan) { (execution: Execution) async throws -> Loaded<Data> in
             try await Self.finish(resource, execution: execution, id: id)

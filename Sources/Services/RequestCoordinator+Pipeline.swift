@@ -214,12 +214,7 @@ extension RequestCoordinator {
     /// whole transfer.
     @inline(never)
     private nonisolated func flight(of request: HTTPRequest, plan: LoadPlan) -> (FlightKey?, PlannedTransfer) {
-        // A body streamed from files is never compared: no key, so the load never shares.
-        let key = plan.coalescing == .never
-            ? nil
-            : FlightKey(
-                request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
-                partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
+        let key = flightKey(of: request, plan: plan)
         // A load that would lead runs its transfer on its own task when shutdown can still end
         // it through the transport: not with a receiver or a responder, whose work it cannot.
         // Nor when a cancelled leader's successor would send a request the server may already
@@ -228,6 +223,16 @@ extension RequestCoordinator {
             transportHonoursCancellation && plan.receiver == nil && plan.stub == nil
                 && (key == nil || RetryPolicy.isIdempotent(request)) ? TransferCancellation() : nil
         return (key, PlannedTransfer(request, plan: plan, cancellation: cancellation))
+    }
+
+    /// What identifies `request`'s transfer for coalescing; nil when the load never shares.
+    nonisolated func flightKey(of request: HTTPRequest, plan: LoadPlan) -> FlightKey? {
+        // A body streamed from files is never compared: no key, so the load never shares.
+        plan.coalescing == .never
+            ? nil
+            : FlightKey(
+                request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
+                partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
     }
 
     static func decorationFailure(_ error: any Error, decorator: any RequestDecorator) -> ServiceError {

@@ -25,6 +25,8 @@ public actor RequestCoordinator {
     /// Whether the transport can cancel a transfer from outside its task, so that a load leads
     /// its transfer on its own task (see ``FlightTable``).
     nonisolated let transportHonoursCancellation: Bool
+    /// Loads going to the network, per host, and those waiting for their turn (nil: no limit).
+    nonisolated let hostQueue: HostQueue?
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
     private nonisolated let cacheObserver: UInt64?
@@ -46,6 +48,7 @@ public actor RequestCoordinator {
         self.transport = transport
         transportHonoursCancellation = transport is any HonoursTransferCancellation
         self.configuration = configuration
+        hostQueue = configuration.maximumLoadsPerHost > 0 ? HostQueue(limit: configuration.maximumLoadsPerHost) : nil
         self.backgroundLogger = backgroundLogger
         let events = self.events
         let metricsFactory = configuration.metricsFactory
@@ -76,7 +79,9 @@ public actor RequestCoordinator {
     @concurrent public nonisolated func load<R: Resource>(
         _ resource: R, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<R.Response> {
-        let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        var plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
+        let host = try await takeTurn(&plan)
+        defer { leaveTurn(host) }
         let id = plan.id  // the closure keeps the id, not a copy of the whole plan
         return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
     }
@@ -137,7 +142,9 @@ public actor RequestCoordinator {
     @concurrent public nonisolated func send(
         _ request: HTTPRequest, body: RequestBody? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> TransportResponse {
-        let plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)
+        var plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)
+        let host = try await takeTurn(&plan)
+        defer { leaveTurn(host) }
         return try await run(plan) { $0.response }
     }
 
@@ -147,6 +154,7 @@ public actor RequestCoordinator {
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
         flights.shutDown(cancelling: cancellingInFlight)
+        hostQueue?.shutDown()
         if cancellingInFlight { cancelOpenStreams() }
         if activeTransfers > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }

@@ -1,0 +1,206 @@
+internal import CourierCore
+internal import HTTPTypes
+internal import Synchronization
+
+/// The loads of one coordinator that go to the network, counted per host, and the ones that
+/// wait for their turn while a host has ``limit`` of them running
+/// (``RequestCoordinator/Configuration/maximumLoadsPerHost``).
+///
+/// Why a queue here when the transport queues what its connections cannot take yet: a load
+/// waiting in the transport holds every async frame of its way down (decoding, retries,
+/// coalescing, the transfer: about 17 KB of task memory each), while one waiting here holds
+/// only its entry point's. With 10,000 loads at once, that is most of the process's memory.
+///
+/// Kept under a lock, not on the coordinator actor: a load takes and gives back its place
+/// without waiting for isolation, and one that finds room pays two short critical sections.
+final class HostQueue: Sendable {
+    /// What loads are counted by: the request's scheme and authority.
+    struct Host: Hashable, Sendable {
+        var scheme: String?
+        var authority: String?
+
+        init(_ request: HTTPRequest) {
+            scheme = request.scheme
+            authority = request.authority
+        }
+    }
+
+    /// Resumed with nil once the load has its place, or with why it has none.
+    private typealias Waiter = UnsafeContinuation<Refusal?, Never>
+
+    /// Why a waiting load gets no place. A byte, not a `ServiceError`: the result of the wait
+    /// sits in the frames every waiting load holds.
+    enum Refusal: Sendable {
+        case cancelled, timedOut, shutDown
+
+        var error: ServiceError {
+            switch self {
+            case .cancelled: .cancelled()
+            case .timedOut: HostQueue.waitedOut
+            case .shutDown: HostQueue.shutDownError
+            }
+        }
+    }
+
+    /// One host's running loads and its waiters, in arrival order: tickets `head..<tail`,
+    /// with the cancelled and timed-out ones removed from `waiters` (and skipped).
+    private struct Line {
+        var running = 0
+        var head: UInt64 = 0
+        var tail: UInt64 = 0
+        var waiters: [UInt64: Waiter] = [:]
+
+        /// Removes and returns the oldest waiter.
+        mutating func next() -> Waiter? {
+            while head < tail {
+                defer { head += 1 }
+                if let waiter = waiters.removeValue(forKey: head) { return waiter }
+            }
+            return nil
+        }
+    }
+
+    private struct State {
+        var lines: [Host: Line] = [:]
+        var isShutDown = false
+    }
+
+    /// Loads of one host that run at once, at most.
+    let limit: Int
+    private let state = LockedValue(State())
+
+    init(limit: Int) {
+        precondition(limit > 0, "A host queue needs room for one load at least.")
+        self.limit = limit
+    }
+
+    /// Takes a place for `host` when one is free. Never waits.
+    func enterIfRoom(_ host: Host) -> Bool {
+        state.withLock { state in
+            // In place, one lookup: `line` is the dictionary's own slot.
+            { (line: inout Line?) in
+                guard let running = line?.running else {
+                    line = Line(running: 1)
+                    return true
+                }
+                guard running < limit else { return false }
+                line?.running = running + 1
+                return true
+            }(&state.lines[host])
+        }
+    }
+
+    /// Waits for a place for `host`, after the loads that waited before. Returns `cancelled`
+    /// when the task is cancelled, `timedOut` once `deadline` passes, and `shutDown` once the
+    /// coordinator shuts down (a load refused so has no place to give back); nil once the
+    /// place is taken.
+    ///
+    /// Returns the error rather than throwing it, and keeps the timer's set-up out of line:
+    /// this frame is held for the whole wait, by every load that waits.
+    @inline(never)
+    nonisolated(nonsending) func enter(_ host: Host, deadline: ContinuousClock.Instant?) async -> Refusal? {
+        let ticket = Ticket()
+        let timer = deadline.map { expiry(of: host, ticket: ticket, at: $0) }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: Waiter) in
+                queue(continuation, for: host, ticket: ticket, deadline: deadline)
+            }
+        } onCancel: {
+            withdraw(host, ticket: ticket, refusal: .cancelled)
+        }
+    }
+
+    /// Fails the waiter holding `ticket` with `timedOut` at `deadline`, unless cancelled first.
+    private func expiry(of host: Host, ticket: Ticket, at deadline: ContinuousClock.Instant) -> Task<Void, Never> {
+        Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            if !Task.isCancelled { self?.withdraw(host, ticket: ticket, refusal: .timedOut) }
+        }
+    }
+
+    /// A waiter's place in its host's line, for its cancellation and its timer to find it.
+    private final class Ticket: Sendable {
+        let number = Atomic<UInt64>(.max)
+    }
+
+    /// Queues `continuation` for `host` under `ticket`; resumes it at once when a place came
+    /// free meanwhile, or with the reason it may not wait.
+    ///
+    /// Cancellation and the timer check under the lock, after queuing is decided: `withdraw`
+    /// runs after the task's cancelled flag is set (or after the deadline), so one that runs
+    /// before the ticket is written is seen here instead.
+    private func queue(_ continuation: Waiter, for host: Host, ticket: Ticket, deadline: ContinuousClock.Instant?) {
+        let (admitted, refusal): (Bool, Refusal?) = state.withLock { state in
+            if state.isShutDown { return (false, .shutDown) }
+            if Task.isCancelled { return (false, .cancelled) }
+            if let deadline, deadline <= .now { return (false, .timedOut) }
+            // In place: a copy of the line would copy its waiters.
+            return Self.queue(continuation, in: &state.lines[host, default: Line()], limit: limit, ticket: ticket)
+        }
+        if let refusal {
+            continuation.resume(returning: refusal)
+        } else if admitted {
+            continuation.resume(returning: nil)
+        }
+    }
+
+    private static func queue(_ continuation: Waiter, in line: inout Line, limit: Int, ticket: Ticket) -> (Bool, Refusal?) {
+        if line.running < limit {
+            line.running += 1
+            return (true, nil)
+        }
+        let number = line.tail
+        line.tail += 1
+        line.waiters[number] = continuation
+        ticket.number.store(number, ordering: .relaxed)
+        return (false, nil)
+    }
+
+    /// Gives back `host`'s place: to its oldest waiter, if any.
+    func leave(_ host: Host) {
+        let waiter: Waiter? = state.withLock { state in
+            { (line: inout Line?) -> Waiter? in
+                if let waiter = line?.next() { return waiter }
+                line?.running -= 1
+                if line?.running == 0 { line = nil }
+                return nil
+            }(&state.lines[host])
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// Refuses the waiter holding `ticket`, if it still waits.
+    private func withdraw(_ host: Host, ticket: Ticket, refusal: Refusal) {
+        let waiter: Waiter? = state.withLock { state in
+            let number = ticket.number.load(ordering: .relaxed)
+            guard number != .max else { return nil }
+            return state.lines[host]?.waiters.removeValue(forKey: number)
+        }
+        waiter?.resume(returning: refusal)
+    }
+
+    static var waitedOut: ServiceError {
+        ServiceError(.timedOut, "The request timed out while waiting for its turn behind other loads of its host.")
+    }
+
+    /// Fails every waiter with `shutDown`, and every later one that would wait.
+    func shutDown() {
+        let waiters: [Waiter] = state.withLock { state in
+            state.isShutDown = true
+            var waiters: [Waiter] = []
+            for host in state.lines.keys {
+                while let waiter = state.lines[host]?.next() { waiters.append(waiter) }
+            }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: .shutDown) }
+    }
+
+    /// Loads waiting for their turn right now.
+    var waiterCount: Int {
+        state.withLock { state in state.lines.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
+    static var shutDownError: ServiceError { ServiceError(.shutDown, "The coordinator was shut down.") }
+}

@@ -1,0 +1,76 @@
+internal import CourierCore
+internal import HTTPTypes
+
+extension RequestCoordinator {
+    /// Takes `plan`'s turn in its host's line (``HostQueue``) when the load goes straight to the
+    /// network: at once while the host has room, else after the loads that came first.
+    ///
+    /// Returns the host to give the turn back to (``HostQueue/leave(_:)``), or nil when the
+    /// load took none: the coordinator has no limit, the load reads the cache or has a
+    /// responder, or it would join an identical transfer in flight (or be refused as its
+    /// duplicate), which never waits. A load that waits has its total timeout shortened by
+    /// the wait, so that the timeout still counts from when the load began.
+    @inline(__always)
+    nonisolated(nonsending) func takeTurn(_ plan: inout LoadPlan) async throws(ServiceError) -> HostQueue.Host? {
+        guard let hostQueue, goesStraightToNetwork(plan) else { return nil }
+        let host = HostQueue.Host(plan.request)
+        if hostQueue.enterIfRoom(host) { return host }
+        // The wait, inline: a frame of its own would be one more slab of task memory per
+        // waiting load. What surrounds it is synchronous and out of line.
+        if wouldJoin(plan) { return nil }
+        let deadline = Self.deadline(of: plan)
+        if let refusal = await hostQueue.enter(host, deadline: deadline) { try failTurn(plan, refusal) }
+        if let deadline { try shortenTimeout(of: &plan, to: deadline, host: host, in: hostQueue) }
+        return host
+    }
+
+    /// Whether `plan` skips the cache and the responder: what ``deliver(_:intent:finish:)``
+    /// sends to the network at once.
+    private nonisolated func goesStraightToNetwork(_ plan: LoadPlan) -> Bool {
+        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil else { return false }
+        if configuration.cache != nil, plan.cachePolicy.usesCache || plan.request.method != .get { return false }
+        return plan.cachePolicy.mode != .cacheOnly
+    }
+
+    /// Whether `plan`'s load would join an identical transfer in flight (or be refused as its
+    /// duplicate). Only an undecorated request's key is known before the load starts.
+    @inline(never)
+    private nonisolated func wouldJoin(_ plan: LoadPlan) -> Bool {
+        guard plan.decorators.isEmpty, let key = flightKey(of: plan.request, plan: plan) else { return false }
+        return flights.isJoinable(key)
+    }
+
+    /// When `plan`'s total timeout runs out. Out of line: reading the options copies them.
+    @inline(never)
+    private static func deadline(of plan: LoadPlan) -> ContinuousClock.Instant? {
+        plan.options.timeout.map { plan.started + $0 }
+    }
+
+    /// Reports a load refused while waiting for its turn (started, then failed), and throws
+    /// its error. Throws rather than returning it: a returned error would sit in the frame
+    /// every waiting load holds.
+    @inline(never)
+    private nonisolated func failTurn(_ plan: LoadPlan, _ refusal: HostQueue.Refusal) throws(ServiceError) -> Never {
+        throw failed(plan, error: refusal.error, telemetry: started(plan, background: false))
+    }
+
+    /// Leaves `plan` the part of its total timeout that its wait left, or gives the turn back
+    /// and fails with `timedOut` when nothing is left.
+    @inline(never)
+    private nonisolated func shortenTimeout(
+        of plan: inout LoadPlan, to deadline: ContinuousClock.Instant, host: HostQueue.Host, in hostQueue: HostQueue
+    ) throws(ServiceError) {
+        let left = deadline - .now
+        guard left > .zero else {
+            hostQueue.leave(host)
+            try failTurn(plan, .timedOut)
+        }
+        plan.options.timeout = left
+    }
+
+    /// Gives `host`'s turn back, when the load took one.
+    @inline(__always)
+    nonisolated func leaveTurn(_ host: HostQueue.Host?) {
+        if let host { hostQueue?.leave(host) }
+    }
+}

@@ -1,0 +1,172 @@
+import CourierCore
+import CourierServices
+import CourierTestServer
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import CourierServices
+
+/// `Configuration.maximumLoadsPerHost`: loads of one host beyond the limit wait for their turn
+/// before they start, in order; others never wait.
+@Suite("Loads wait for their turn at a busy host")
+struct HostQueueTests {
+    struct Item: Resource {
+        typealias Response = Data
+        var base = "http://mock.test"
+        var id: Int
+        var timeout: Duration? = nil
+        var endpoint: Endpoint { Endpoint(base, path: "/item/\(id)") }
+    }
+
+    static func coordinator(limit: Int) -> (MockTransport, RequestCoordinator) {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item*", with: .json(#"{"ok":true}"#))
+        mock.holdResponses()
+        var configuration = RequestCoordinator.Configuration()
+        configuration.maximumLoadsPerHost = limit
+        return (mock, RequestCoordinator(transport: mock, configuration: configuration))
+    }
+
+    /// Returns true once `count` loads wait for their turn, false after a minute.
+    static func waitForTurnWaiters(_ count: Int, in coordinator: RequestCoordinator) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (coordinator.hostQueue?.waiterCount ?? 0) < count, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return coordinator.hostQueue?.waiterCount == count
+    }
+
+    @Test("beyond the limit, loads wait before they reach the transport, and go in the order they came")
+    func limitAndOrder() async throws {
+        let (mock, coordinator) = Self.coordinator(limit: 2)
+        var loads: [Task<Data, any Error>] = []
+        for id in 0..<6 {
+            loads.append(Task { try await Item(id: id).load(using: coordinator) })
+            // One at a time, so that the order they queue in is known.
+            if id < 2 { #expect(await mock.waitForRequests(id + 1)) } else { #expect(await Self.waitForTurnWaiters(id - 1, in: coordinator)) }
+        }
+        #expect(mock.requestCount == 2)
+        while mock.requestCount < 6 {
+            let seen = mock.requestCount
+            mock.releaseResponses()
+            mock.holdResponses()
+            #expect(await mock.waitForRequests(seen + 1))
+        }
+        mock.releaseResponses()
+        for load in loads { _ = try await load.value }
+        #expect(mock.requests.compactMap(\.request.path) == (0..<6).map { "/item/\($0)" })
+        #expect(coordinator.hostQueue?.waiterCount == 0)
+    }
+
+    @Test("another host's loads, identical loads (they join), cache reads and a limit of 0 never wait")
+    func whoNeverWaits() async throws {
+        let (mock, coordinator) = Self.coordinator(limit: 1)
+        let first = Task { try await Item(id: 1).load(using: coordinator) }
+        #expect(await mock.waitForRequests(1))
+        let queued = Task { try await Item(id: 2).load(using: coordinator) }
+        #expect(await Self.waitForTurnWaiters(1, in: coordinator))
+        let otherHost = Task { try await Item(base: "http://other.test", id: 3).load(using: coordinator) }
+        #expect(await mock.waitForRequests(2))
+        let joiner = Task { try await Item(id: 1).load(using: coordinator) }
+        #expect(await coordinator.waitForWaiters(4))  // the leaders, the joiner and the queued load
+        #expect(coordinator.hostQueue?.waiterCount == 1)
+        mock.releaseResponses()
+        for load in [first, queued, otherHost, joiner] { _ = try await load.value }
+        #expect(mock.requestCount == 3)
+
+        let (unlimited, open) = Self.coordinator(limit: 0)
+        #expect(open.hostQueue == nil)
+        let loads = (0..<5).map { id in Task { try await Item(id: id).load(using: open) } }
+        #expect(await unlimited.waitForRequests(5))
+        unlimited.releaseResponses()
+        for load in loads { _ = try await load.value }
+    }
+
+    @Test("a waiting load fails with cancelled when cancelled, timedOut when its timeout runs out, shutDown at shutdown; the others keep their place")
+    func waitingLoadsEnd() async throws {
+        let (mock, coordinator) = Self.coordinator(limit: 1)
+        let first = Task { try await Item(id: 0).load(using: coordinator) }
+        #expect(await mock.waitForRequests(1))
+        let cancelled = Task { try await Item(id: 1).load(using: coordinator) }
+        #expect(await Self.waitForTurnWaiters(1, in: coordinator))
+        let kept = Task { try await Item(id: 2).load(using: coordinator) }
+        #expect(await Self.waitForTurnWaiters(2, in: coordinator))
+        cancelled.cancel()
+        #expect(await serviceError { _ = try await cancelled.value }?.code == .cancelled)
+        let started = ContinuousClock.now
+        let timedOut = await serviceError { _ = try await Item(id: 3, timeout: .milliseconds(200)).load(using: coordinator) }
+        #expect(timedOut?.code == .timedOut)
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+        #expect(coordinator.hostQueue?.waiterCount == 1)
+        mock.releaseResponses()
+        _ = try await first.value
+        _ = try await kept.value
+        #expect(mock.requests.compactMap(\.request.path) == ["/item/0", "/item/2"])
+
+        mock.holdResponses()
+        let running = Task { try await Item(id: 4).load(using: coordinator) }
+        #expect(await mock.waitForRequests(3))
+        let waiting = Task { try await Item(id: 5).load(using: coordinator) }
+        #expect(await Self.waitForTurnWaiters(1, in: coordinator))
+        await coordinator.shutdown(cancellingInFlight: true)
+        #expect(await serviceError { _ = try await waiting.value }?.code == .shutDown)
+        #expect(await serviceError { _ = try await running.value }?.code == .cancelled)
+        #expect(mock.requestCount == 3)
+    }
+
+    /// Forwards to a `MockTransport` and records each request's total timeout.
+    struct TimeoutRecorder: HTTPTransport {
+        let mock: MockTransport
+        let timeouts = LockedValue<[String: Duration?]>([:])
+        func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws -> TransportResponse {
+            timeouts.withLock { $0[request.path ?? ""] = options.timeout }
+            return try await mock.send(request, body: body, options: options)
+        }
+    }
+
+    @Test("a load that waited starts with what its total timeout has left")
+    func waitCountsAgainstTheTimeout() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item*", with: .json(#"{"ok":true}"#))
+        mock.holdResponses()
+        let recorder = TimeoutRecorder(mock: mock)
+        var configuration = RequestCoordinator.Configuration()
+        configuration.maximumLoadsPerHost = 1
+        let coordinator = RequestCoordinator(transport: recorder, configuration: configuration)
+        let first = Task { try await Item(id: 0, timeout: .seconds(30)).load(using: coordinator) }
+        #expect(await mock.waitForRequests(1))
+        let waited = Task { try await Item(id: 1, timeout: .seconds(30)).load(using: coordinator) }
+        #expect(await Self.waitForTurnWaiters(1, in: coordinator))
+        try await Task.sleep(for: .milliseconds(500))
+        mock.releaseResponses()
+        _ = try await first.value
+        _ = try await waited.value
+        let timeouts = recorder.timeouts.withLock { $0 }
+        #expect(timeouts["/item/0"] == .seconds(30))
+        let left = try #require(timeouts["/item/1"] ?? nil)
+        #expect(left <= .milliseconds(29_500) && left > .seconds(20))
+    }
+}
+
+@Suite("Loads wait for their turn at a busy host, over loopback")
+struct LoopbackHostQueueTests {
+    @Test("with a limit of 2, the server never holds more than 2 of 6 loads, and every load succeeds")
+    func limitOverLoopback() async throws {
+        var configuration = RequestCoordinator.Configuration()
+        configuration.maximumLoadsPerHost = 2
+        try await withCoordinator(configuration: configuration) { server, coordinator in
+            let resource = GateResource(baseURL: server.baseURL, name: "host-limit", coalescing: .never)
+            let loads = (0..<6).map { _ in Task { try await resource.load(using: coordinator) } }
+            #expect(await server.waitUntilHeld("host-limit", count: 2))
+            #expect(await HostQueueTests.waitForTurnWaiters(4, in: coordinator))
+            var released = 0
+            while released < 6 {
+                #expect(await server.waitUntilHeld("host-limit", count: min(2, 6 - released)))
+                released += server.releaseHeld("host-limit")
+            }
+            for load in loads { _ = try await load.value }
+            #expect(server.gateCounts("host-limit") == (mostHeld: 2, served: 6))
+        }
+    }
+}
