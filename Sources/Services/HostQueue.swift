@@ -42,28 +42,59 @@ final class HostQueue: Sendable {
         }
     }
 
-    /// One host's running loads and its waiters, in arrival order: tickets `head..<tail`,
-    /// with the cancelled and timed-out ones removed from `waiters` (and skipped).
+    /// One host's running loads and its waiters in arrival order: `order[head...]` lists their
+    /// tickets, and `waiters` holds the ones still waiting (a cancelled or timed-out waiter
+    /// leaves `waiters` only, and `next` skips its ticket).
     private struct Line {
         var running = 0
-        var head: UInt64 = 0
-        var tail: UInt64 = 0
+        var order: [UInt64] = []
+        var head = 0
         var waiters: [UInt64: Waiter] = [:]
+
+        mutating func append(_ waiter: Waiter, ticket: UInt64) {
+            order.append(ticket)
+            waiters[ticket] = waiter
+        }
 
         /// Removes and returns the oldest waiter.
         mutating func next() -> Waiter? {
-            while head < tail {
-                defer { head += 1 }
-                if let waiter = waiters.removeValue(forKey: head) { return waiter }
+            while head < order.count {
+                let ticket = order[head]
+                head += 1
+                if let waiter = waiters.removeValue(forKey: ticket) {
+                    compact()
+                    return waiter
+                }
             }
+            compact()
             return nil
+        }
+
+        /// Drops the tickets already served, once they are half the list.
+        private mutating func compact() {
+            if head == order.count {
+                order.removeAll(keepingCapacity: order.count <= 1024)
+                head = 0
+            } else if head >= 1024, head * 2 >= order.count {
+                order.removeFirst(head)
+                head = 0
+            }
         }
     }
 
     private struct State {
         var lines: [Host: Line] = [:]
+        /// The next waiter's ticket: never reused, so a cancellation or a timer that comes
+        /// late finds no one rather than a later waiter.
+        var nextTicket: UInt64 = 0
         var isShutDown = false
     }
+
+    /// Set while a load runs code that may load through the same coordinator before its own
+    /// load ends: its decorators (a token refresh that fetches the token). Loads started
+    /// there, and the tasks they start, neither wait nor count: the load that runs them holds
+    /// a place, and they could otherwise wait for that very place.
+    @TaskLocal static var isExempt = false
 
     /// Loads of one host that run at once, at most.
     let limit: Int
@@ -135,8 +166,10 @@ final class HostQueue: Sendable {
             if state.isShutDown { return (false, .shutDown) }
             if Task.isCancelled { return (false, .cancelled) }
             if let deadline, deadline <= .now { return (false, .timedOut) }
+            let number = state.nextTicket
+            state.nextTicket += 1
             // In place: a copy of the line would copy its waiters.
-            return Self.queue(continuation, in: &state.lines[host, default: Line()], limit: limit, ticket: ticket)
+            return Self.queue(continuation, in: &state.lines[host, default: Line()], limit: limit, ticket: ticket, number: number)
         }
         if let refusal {
             continuation.resume(returning: refusal)
@@ -145,14 +178,14 @@ final class HostQueue: Sendable {
         }
     }
 
-    private static func queue(_ continuation: Waiter, in line: inout Line, limit: Int, ticket: Ticket) -> (Bool, Refusal?) {
+    private static func queue(
+        _ continuation: Waiter, in line: inout Line, limit: Int, ticket: Ticket, number: UInt64
+    ) -> (Bool, Refusal?) {
         if line.running < limit {
             line.running += 1
             return (true, nil)
         }
-        let number = line.tail
-        line.tail += 1
-        line.waiters[number] = continuation
+        line.append(continuation, ticket: number)
         ticket.number.store(number, ordering: .relaxed)
         return (false, nil)
     }
@@ -161,9 +194,10 @@ final class HostQueue: Sendable {
     func leave(_ host: Host) {
         let waiter: Waiter? = state.withLock { state in
             { (line: inout Line?) -> Waiter? in
+                assert(line != nil, "A place given back twice, or never taken.")
                 if let waiter = line?.next() { return waiter }
                 line?.running -= 1
-                if line?.running == 0 { line = nil }
+                if line?.running == 0, line?.waiters.isEmpty == true { line = nil }
                 return nil
             }(&state.lines[host])
         }
@@ -196,6 +230,9 @@ final class HostQueue: Sendable {
         }
         for waiter in waiters { waiter.resume(returning: .shutDown) }
     }
+
+    /// Whether no load holds a place or waits (a test hook: nothing leaked).
+    var isIdle: Bool { state.withLock { $0.lines.isEmpty } }
 
     /// Loads waiting for their turn right now.
     var waiterCount: Int {

@@ -73,6 +73,12 @@ struct LoadPlan: Sendable {
         set { update { $0.operation = newValue } }
     }
     var buildError: ServiceError? { box.fields.buildError }
+    /// The total timeout of the transfer's retries, when its first attempt has less (what
+    /// waiting for its turn at its host left); nil otherwise.
+    var retryTimeout: Duration?? {
+        get { box.fields.retryTimeout }
+        set { update { $0.retryTimeout = newValue } }
+    }
     var started: ContinuousClock.Instant { box.fields.started }
     var loggableURL: String { box.fields.loggableURL }
 
@@ -118,6 +124,7 @@ private struct LoadPlanFields: Sendable {
     var operation: String?
     /// Set when the resource could not be turned into a request; reported once the load began.
     var buildError: ServiceError?
+    var retryTimeout: Duration?? = nil
     let started = ContinuousClock.now
 
     init<R: Resource>(resource: R, request prepared: HTTPRequest?, coordinator: RequestCoordinator, logger: Logger?) {

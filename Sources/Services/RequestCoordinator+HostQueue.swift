@@ -7,9 +7,15 @@ extension RequestCoordinator {
     ///
     /// Returns the host to give the turn back to (``HostQueue/leave(_:)``), or nil when the
     /// load took none: the coordinator has no limit, the load reads the cache or has a
-    /// responder, or it would join an identical transfer in flight (or be refused as its
-    /// duplicate), which never waits. A load that waits has its total timeout shortened by
-    /// the wait, so that the timeout still counts from when the load began.
+    /// responder, a decorator started it, or it would join an identical transfer in flight
+    /// (or be refused as its duplicate), which never waits. A load that waits has its first
+    /// attempt's total timeout shortened by the wait, so that it counts from when the load
+    /// began.
+    ///
+    /// The limit is approximate in two ways, both brief: identical loads that come while the
+    /// host has room each take a place (only a load that would wait asks whether it can join),
+    /// and a load that found a transfer to join, which has landed by the time it gets there,
+    /// sends without a place.
     @inline(__always)
     nonisolated(nonsending) func takeTurn(_ plan: inout LoadPlan) async throws(ServiceError) -> HostQueue.Host? {
         guard let hostQueue, goesStraightToNetwork(plan) else { return nil }
@@ -24,11 +30,12 @@ extension RequestCoordinator {
         return host
     }
 
-    /// Whether `plan` skips the cache and the responder: what ``deliver(_:intent:finish:)``
-    /// sends to the network at once.
+    /// Whether `plan` goes to the network without reading the cache first (an unsafe method
+    /// may still invalidate entries) and without a responder, outside a decorator's loads
+    /// (``HostQueue/isExempt``).
     private nonisolated func goesStraightToNetwork(_ plan: LoadPlan) -> Bool {
-        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil else { return false }
-        if configuration.cache != nil, plan.cachePolicy.usesCache || plan.request.method != .get { return false }
+        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil, !HostQueue.isExempt else { return false }
+        if configuration.cache != nil, plan.cachePolicy.usesCache { return false }
         return plan.cachePolicy.mode != .cacheOnly
     }
 
@@ -51,11 +58,14 @@ extension RequestCoordinator {
     /// every waiting load holds.
     @inline(never)
     private nonisolated func failTurn(_ plan: LoadPlan, _ refusal: HostQueue.Refusal) throws(ServiceError) -> Never {
+        if plan.operation != nil { events.setOperation(plan.operation, for: plan.id) }
+        defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
         throw failed(plan, error: refusal.error, telemetry: started(plan, background: false))
     }
 
-    /// Leaves `plan` the part of its total timeout that its wait left, or gives the turn back
-    /// and fails with `timedOut` when nothing is left.
+    /// Leaves `plan`'s first attempt the part of its total timeout that its wait left (its
+    /// retries get the whole timeout), or gives the turn back and fails with `timedOut` when
+    /// nothing is left.
     @inline(never)
     private nonisolated func shortenTimeout(
         of plan: inout LoadPlan, to deadline: ContinuousClock.Instant, host: HostQueue.Host, in hostQueue: HostQueue
@@ -65,6 +75,7 @@ extension RequestCoordinator {
             hostQueue.leave(host)
             try failTurn(plan, .timedOut)
         }
+        plan.retryTimeout = plan.options.timeout
         plan.options.timeout = left
     }
 

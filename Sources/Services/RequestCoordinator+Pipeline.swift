@@ -95,11 +95,14 @@ extension RequestCoordinator {
     }
 
     /// Runs the decorators, in order, on the plan's request.
+    ///
+    /// Loads the decorators start (a token refresh) never wait for a turn at their host
+    /// (``HostQueue/isExempt``): this load may hold the place they would wait for.
     nonisolated(nonsending) func decorate(_ plan: LoadPlan) async throws -> HTTPRequest {
         var request = plan.request
         for decorator in plan.decorators {
             do {
-                try await decorator.decorate(&request, body: plan.body)
+                try await HostQueue.$isExempt.withValue(true) { try await decorator.decorate(&request, body: plan.body) }
             } catch {
                 throw Self.decorationFailure(error, decorator: decorator)
             }
@@ -185,7 +188,10 @@ extension RequestCoordinator {
             var replay = false
             for decorator in plan.decorators {
                 do {
-                    if try await decorator.inspect(decoratedOutcome, of: request) == .replay { replay = true }
+                    let inspected = try await HostQueue.$isExempt.withValue(true) {
+                        try await decorator.inspect(decoratedOutcome, of: request)
+                    }
+                    if inspected == .replay { replay = true }
                 } catch {
                     throw Self.decorationFailure(error, decorator: decorator)
                 }

@@ -11,7 +11,8 @@ extension RequestCoordinator {
     ///
     /// Its frame lives as long as the transfer: what happens before and after each attempt is
     /// done in synchronous helpers, so the frame keeps little more than the attempt's result.
-    nonisolated(nonsending) func transferWithRetries(_ transfer: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
+    nonisolated(nonsending) func transferWithRetries(_ planned: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
+        var transfer = planned
         var attempt = 1
         let telemetry = LoadTelemetry.current
         while true {
@@ -33,6 +34,7 @@ extension RequestCoordinator {
                 guard await pause(for: delay, cancellation: transfer.options.cancellation) else {
                     return .failure(.cancelled())
                 }
+                if attempt == 1 { transfer = transfer.forRetries() }
             }
             attempt += 1
         }
@@ -152,6 +154,8 @@ final class PlannedTransfer: Sendable {
     let logger: Logger?
     let stub: LoadPlan.Stub?
     let receiver: (any ResponseReceiver)?
+    /// The retries' total timeout when the first attempt has less (``LoadPlan/retryTimeout``).
+    let retryTimeout: Duration??
 
     init(_ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil) {
         self.request = request
@@ -167,5 +171,29 @@ final class PlannedTransfer: Sendable {
         logger = plan.logger
         stub = plan.stub
         receiver = plan.receiver
+        retryTimeout = plan.retryTimeout
+    }
+
+    /// This transfer with `timeout` as its total timeout, for its retries.
+    private init(_ transfer: PlannedTransfer, timeout: Duration?) {
+        request = transfer.request
+        body = transfer.body
+        var options = transfer.options
+        options.timeout = timeout
+        self.options = options
+        policy = transfer.policy
+        id = transfer.id
+        logger = transfer.logger
+        stub = transfer.stub
+        receiver = transfer.receiver
+        retryTimeout = nil
+    }
+
+    /// What the attempts after the first send: this transfer, or a copy with the total timeout
+    /// its first attempt did not have.
+    @inline(never)
+    func forRetries() -> PlannedTransfer {
+        guard let timeout = retryTimeout else { return self }
+        return PlannedTransfer(self, timeout: timeout)
     }
 }

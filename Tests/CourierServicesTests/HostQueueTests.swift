@@ -16,7 +16,26 @@ struct HostQueueTests {
         var base = "http://mock.test"
         var id: Int
         var timeout: Duration? = nil
+        var cachePolicy: CachePolicy = .networkOnly
+        var decorators: [any RequestDecorator] = []
         var endpoint: Endpoint { Endpoint(base, path: "/item/\(id)") }
+    }
+
+    /// Fetches a token through the same coordinator and host before each request, as a token
+    /// provider that logs in through the API it authorizes would.
+    struct FetchingDecorator: RequestDecorator {
+        let coordinator: RequestCoordinator
+        func decorate(_ request: inout HTTPRequest) async throws {
+            let token = try await Item(id: 100).load(using: coordinator)
+            request.headerFields[.authorization] = "Bearer \(token.count)"
+        }
+    }
+
+    /// Returns true once `condition` holds, false after ten seconds.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        return condition()
     }
 
     static func coordinator(limit: Int) -> (MockTransport, RequestCoordinator) {
@@ -39,15 +58,15 @@ struct HostQueueTests {
 
     @Test("beyond the limit, loads wait before they reach the transport, and go in the order they came")
     func limitAndOrder() async throws {
-        let (mock, coordinator) = Self.coordinator(limit: 2)
+        let (mock, coordinator) = Self.coordinator(limit: 1)
         var loads: [Task<Data, any Error>] = []
-        for id in 0..<6 {
+        for id in 0..<5 {
             loads.append(Task { try await Item(id: id).load(using: coordinator) })
             // One at a time, so that the order they queue in is known.
-            if id < 2 { #expect(await mock.waitForRequests(id + 1)) } else { #expect(await Self.waitForTurnWaiters(id - 1, in: coordinator)) }
+            if id == 0 { #expect(await mock.waitForRequests(1)) } else { #expect(await Self.waitForTurnWaiters(id, in: coordinator)) }
         }
-        #expect(mock.requestCount == 2)
-        while mock.requestCount < 6 {
+        #expect(mock.requestCount == 1)
+        while mock.requestCount < 5 {
             let seen = mock.requestCount
             mock.releaseResponses()
             mock.holdResponses()
@@ -55,13 +74,30 @@ struct HostQueueTests {
         }
         mock.releaseResponses()
         for load in loads { _ = try await load.value }
-        #expect(mock.requests.compactMap(\.request.path) == (0..<6).map { "/item/\($0)" })
-        #expect(coordinator.hostQueue?.waiterCount == 0)
+        #expect(mock.requests.compactMap(\.request.path) == (0..<5).map { "/item/\($0)" })
+        #expect(coordinator.hostQueue?.isIdle == true)
     }
 
-    @Test("another host's loads, identical loads (they join), cache reads and a limit of 0 never wait")
+    @Test("a decorator that loads through the same host while its load holds the last place does not wait for it")
+    func decoratorLoadsDoNotWait() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item*", with: .json(#"{"ok":true}"#))
+        var configuration = RequestCoordinator.Configuration()
+        configuration.maximumLoadsPerHost = 1
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+        let load = Task {
+            try await Item(id: 1, decorators: [FetchingDecorator(coordinator: coordinator)]).load(using: coordinator)
+        }
+        #expect(await Self.eventually { mock.requestCount == 2 })
+        _ = try await load.value
+        #expect(mock.requests.compactMap(\.request.path) == ["/item/100", "/item/1"])
+        #expect(coordinator.hostQueue?.isIdle == true)
+    }
+
+    @Test("another host's loads, identical loads (they join), cache reads and a limit of 0 never wait; a POST waits like a GET")
     func whoNeverWaits() async throws {
         let (mock, coordinator) = Self.coordinator(limit: 1)
+        mock.respond(to: .post, "/item*", with: .json(#"{"ok":true}"#))
         let first = Task { try await Item(id: 1).load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
         let queued = Task { try await Item(id: 2).load(using: coordinator) }
@@ -70,10 +106,17 @@ struct HostQueueTests {
         #expect(await mock.waitForRequests(2))
         let joiner = Task { try await Item(id: 1).load(using: coordinator) }
         #expect(await coordinator.waitForWaiters(4))  // the leaders, the joiner and the queued load
-        #expect(coordinator.hostQueue?.waiterCount == 1)
+        let cacheRead = Task { try await Item(id: 4, cachePolicy: .cacheElseNetwork(maxAge: .seconds(60))).load(using: coordinator) }
+        #expect(await mock.waitForRequests(3))
+        var post = try HTTPRequest(method: .post, urlString: "http://mock.test/item/5")
+        post.headerFields[.contentType] = "application/json"
+        let posted = Task { try await coordinator.send(post, body: .bytes(Data("{}".utf8))) }
+        #expect(await Self.waitForTurnWaiters(2, in: coordinator))  // the queued GET and the POST
         mock.releaseResponses()
-        for load in [first, queued, otherHost, joiner] { _ = try await load.value }
-        #expect(mock.requestCount == 3)
+        for load in [first, queued, otherHost, joiner, cacheRead] { _ = try await load.value }
+        _ = try await posted.value
+        #expect(mock.requestCount == 5)
+        #expect(coordinator.hostQueue?.isIdle == true)
 
         let (unlimited, open) = Self.coordinator(limit: 0)
         #expect(open.hostQueue == nil)
@@ -103,32 +146,39 @@ struct HostQueueTests {
         _ = try await first.value
         _ = try await kept.value
         #expect(mock.requests.compactMap(\.request.path) == ["/item/0", "/item/2"])
+        #expect(coordinator.hostQueue?.isIdle == true)
 
+        // A graceful shutdown lets the running load finish, but not the waiting one start.
         mock.holdResponses()
         let running = Task { try await Item(id: 4).load(using: coordinator) }
         #expect(await mock.waitForRequests(3))
         let waiting = Task { try await Item(id: 5).load(using: coordinator) }
         #expect(await Self.waitForTurnWaiters(1, in: coordinator))
-        await coordinator.shutdown(cancellingInFlight: true)
+        let shutdown = Task { await coordinator.shutdown() }
+        #expect(await Self.eventually { coordinator.hostQueue?.waiterCount == 0 })
         #expect(await serviceError { _ = try await waiting.value }?.code == .shutDown)
-        #expect(await serviceError { _ = try await running.value }?.code == .cancelled)
         #expect(mock.requestCount == 3)
+        mock.releaseResponses()
+        _ = try await running.value
+        await shutdown.value
+        #expect(coordinator.hostQueue?.isIdle == true)
     }
 
     /// Forwards to a `MockTransport` and records each request's total timeout.
     struct TimeoutRecorder: HTTPTransport {
         let mock: MockTransport
-        let timeouts = LockedValue<[String: Duration?]>([:])
+        let timeouts = LockedValue<[String: [Duration?]]>([:])
         func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws -> TransportResponse {
-            timeouts.withLock { $0[request.path ?? ""] = options.timeout }
+            timeouts.withLock { $0[request.path ?? "", default: []].append(options.timeout) }
             return try await mock.send(request, body: body, options: options)
         }
     }
 
-    @Test("a load that waited starts with what its total timeout has left")
+    @Test("a load that waited starts with what its total timeout has left; its retries get the whole timeout")
     func waitCountsAgainstTheTimeout() async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/item*", with: .json(#"{"ok":true}"#))
+        mock.respond(to: .get, "/item/1", with: [.serviceUnavailable(retryAfter: .zero), .json(#"{"ok":true}"#)])  // the later route wins
         mock.holdResponses()
         let recorder = TimeoutRecorder(mock: mock)
         var configuration = RequestCoordinator.Configuration()
@@ -143,9 +193,12 @@ struct HostQueueTests {
         _ = try await first.value
         _ = try await waited.value
         let timeouts = recorder.timeouts.withLock { $0 }
-        #expect(timeouts["/item/0"] == .seconds(30))
-        let left = try #require(timeouts["/item/1"] ?? nil)
+        #expect(timeouts["/item/0"] == [.seconds(30)])
+        let attempts = try #require(timeouts["/item/1"])
+        try #require(attempts.count == 2)
+        let left = try #require(attempts[0])
         #expect(left <= .milliseconds(29_500) && left > .seconds(20))
+        #expect(attempts[1] == .seconds(30))
     }
 }
 
