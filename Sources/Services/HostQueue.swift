@@ -23,6 +23,12 @@ final class HostQueue: Sendable {
             scheme = request.scheme
             authority = request.authority
         }
+
+        /// The authority alone: the scheme seldom tells two hosts apart (equality still
+        /// compares it), and each load hashes its host twice.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(authority)
+        }
     }
 
     /// Resumed with nil once the load has its place, or with why it has none.
@@ -87,13 +93,15 @@ final class HostQueue: Sendable {
         /// The next waiter's ticket: never reused, so a cancellation or a timer that comes
         /// late finds no one rather than a later waiter.
         var nextTicket: UInt64 = 0
+        /// How many lines there may be before the idle ones are dropped.
+        var dropIdleAt = 64
         var isShutDown = false
     }
 
     /// Set while a load runs code that may load through the same coordinator before its own
     /// load ends: its decorators (a token refresh that fetches the token). Loads started
-    /// there, and the tasks they start, neither wait nor count: the load that runs them holds
-    /// a place, and they could otherwise wait for that very place.
+    /// there, and the tasks they start, never wait (they take a place only when one is free):
+    /// the load that runs them holds a place, and they could otherwise wait for that very one.
     @TaskLocal static var isExempt = false
 
     /// Loads of one host that run at once, at most.
@@ -108,8 +116,9 @@ final class HostQueue: Sendable {
     /// Takes a place for `host` when one is free. Never waits.
     func enterIfRoom(_ host: Host) -> Bool {
         state.withLock { state in
+            if state.lines.count >= state.dropIdleAt { Self.dropIdleLines(&state) }
             // In place, one lookup: `line` is the dictionary's own slot.
-            { (line: inout Line?) in
+            return { (line: inout Line?) in
                 guard let running = line?.running else {
                     line = Line(running: 1)
                     return true
@@ -196,8 +205,8 @@ final class HostQueue: Sendable {
             { (line: inout Line?) -> Waiter? in
                 assert(line != nil, "A place given back twice, or never taken.")
                 if let waiter = line?.next() { return waiter }
+                // An idle line stays, until `dropIdleLines`.
                 line?.running -= 1
-                if line?.running == 0, line?.waiters.isEmpty == true { line = nil }
                 return nil
             }(&state.lines[host])
         }
@@ -231,8 +240,20 @@ final class HostQueue: Sendable {
         for waiter in waiters { waiter.resume(returning: .shutDown) }
     }
 
+    /// Drops the lines of hosts with no load running or waiting, and sets when to do it again:
+    /// a process that talks to a few hosts keeps theirs (a host's next load then finds its
+    /// line, with no insertion), one that crawls many does not keep them all; the drops cost
+    /// a constant per load, amortized.
+    private static func dropIdleLines(_ state: inout State) {
+        state.lines = state.lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty }
+        state.dropIdleAt = max(64, state.lines.count * 2)
+    }
+
+    /// Hosts with a line, idle ones included (a test hook).
+    var lineCount: Int { state.withLock { $0.lines.count } }
+
     /// Whether no load holds a place or waits (a test hook: nothing leaked).
-    var isIdle: Bool { state.withLock { $0.lines.isEmpty } }
+    var isIdle: Bool { state.withLock { $0.lines.values.allSatisfy { $0.running == 0 && $0.waiters.isEmpty } } }
 
     /// Loads waiting for their turn right now.
     var waiterCount: Int {

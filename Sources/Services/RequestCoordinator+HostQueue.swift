@@ -17,24 +17,27 @@ extension RequestCoordinator {
     /// and a load that found a transfer to join, which has landed by the time it gets there,
     /// sends without a place.
     @inline(__always)
-    nonisolated(nonsending) func takeTurn(_ plan: inout LoadPlan) async throws(ServiceError) -> HostQueue.Host? {
-        guard let hostQueue, goesStraightToNetwork(plan) else { return nil }
+    nonisolated(nonsending) func takeTurn(
+        _ plan: LoadPlan
+    ) async throws(ServiceError) -> (host: HostQueue.Host?, plan: LoadPlan) {
+        // The plan goes in and out by value, not `inout`: an address taken across a suspension
+        // point costs a task allocation.
+        guard let hostQueue, goesStraightToNetwork(plan) else { return (nil, plan) }
         let host = HostQueue.Host(plan.request)
-        if hostQueue.enterIfRoom(host) { return host }
+        if hostQueue.enterIfRoom(host) { return (host, plan) }
         // The wait, inline: a frame of its own would be one more slab of task memory per
         // waiting load. What surrounds it is synchronous and out of line.
-        if wouldJoin(plan) { return nil }
+        if HostQueue.isExempt || wouldJoin(plan) { return (nil, plan) }
         let deadline = Self.deadline(of: plan)
         if let refusal = await hostQueue.enter(host, deadline: deadline) { try failTurn(plan, refusal) }
-        if let deadline { try shortenTimeout(of: &plan, to: deadline, host: host, in: hostQueue) }
-        return host
+        guard let deadline else { return (host, plan) }
+        return (host, try shortenTimeout(of: plan, to: deadline, host: host, in: hostQueue))
     }
 
     /// Whether `plan` goes to the network without reading the cache first (an unsafe method
-    /// may still invalidate entries) and without a responder, outside a decorator's loads
-    /// (``HostQueue/isExempt``).
+    /// may still invalidate entries) and without a responder.
     private nonisolated func goesStraightToNetwork(_ plan: LoadPlan) -> Bool {
-        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil, !HostQueue.isExempt else { return false }
+        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil else { return false }
         if configuration.cache != nil, plan.cachePolicy.usesCache { return false }
         return plan.cachePolicy.mode != .cacheOnly
     }
@@ -68,8 +71,9 @@ extension RequestCoordinator {
     /// nothing is left.
     @inline(never)
     private nonisolated func shortenTimeout(
-        of plan: inout LoadPlan, to deadline: ContinuousClock.Instant, host: HostQueue.Host, in hostQueue: HostQueue
-    ) throws(ServiceError) {
+        of plan: LoadPlan, to deadline: ContinuousClock.Instant, host: HostQueue.Host, in hostQueue: HostQueue
+    ) throws(ServiceError) -> LoadPlan {
+        var plan = plan
         let left = deadline - .now
         guard left > .zero else {
             hostQueue.leave(host)
@@ -77,6 +81,7 @@ extension RequestCoordinator {
         }
         plan.retryTimeout = plan.options.timeout
         plan.options.timeout = left
+        return plan
     }
 
     /// Gives `host`'s turn back, when the load took one.

@@ -39,8 +39,7 @@ extension RequestCoordinator {
         cachePolicy: CachePolicy = .networkOnly, decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<Value> {
         let resource = AdHocResource<Value>(request: request, body: body, cachePolicy: cachePolicy, decoder: decoder)
-        var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
-        let host = try await takeTurn(&plan)
+        let (host, plan) = try await takeTurn(LoadPlan(resource: resource, request: request, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
         let id = plan.id
         return try await run(plan) { (execution: Execution) async throws -> Loaded<Value> in

@@ -20,9 +20,9 @@ extension RequestCoordinator {
         operationResource.acceptableStatus = 100..<1000
         operationResource.retryPolicy = retryPolicy
         let resource = operationResource
-        var plan = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
-        plan.operation = operation
-        let host = try await takeTurn(&plan)
+        var planned = LoadPlan(resource: resource, request: request, coordinator: self, logger: logger)
+        planned.operation = operation
+        let (host, plan) = try await takeTurn(planned)
         defer { leaveTurn(host) }
         let id = plan.id
         return try await run(plan) { (execution: Execution) async throws -> Loaded<Data> in

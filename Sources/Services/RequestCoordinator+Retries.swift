@@ -11,9 +11,10 @@ extension RequestCoordinator {
     ///
     /// Its frame lives as long as the transfer: what happens before and after each attempt is
     /// done in synchronous helpers, so the frame keeps little more than the attempt's result.
-    nonisolated(nonsending) func transferWithRetries(_ planned: PlannedTransfer) async -> Result<TransportResponse, ServiceError> {
-        var transfer = planned
-        var attempt = 1
+    nonisolated(nonsending) func transferWithRetries(
+        _ transfer: PlannedTransfer, from first: Int = 1
+    ) async -> Result<TransportResponse, ServiceError> {
+        var attempt = first
         let telemetry = LoadTelemetry.current
         while true {
             let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
@@ -34,7 +35,12 @@ extension RequestCoordinator {
                 guard await pause(for: delay, cancellation: transfer.options.cancellation) else {
                     return .failure(.cancelled())
                 }
-                if attempt == 1 { transfer = transfer.forRetries() }
+                // The first attempt had what a wait for its turn left of the timeout; the
+                // retries get all of it (rare: the transfer stays a constant, which the hot
+                // path passes its options from without a copy).
+                if attempt == 1, transfer.retryTimeout != nil {
+                    return await transferWithRetries(transfer.forRetries(), from: 2)
+                }
             }
             attempt += 1
         }

@@ -79,8 +79,7 @@ public actor RequestCoordinator {
     @concurrent public nonisolated func load<R: Resource>(
         _ resource: R, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<R.Response> {
-        var plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        let host = try await takeTurn(&plan)
+        let (host, plan) = try await takeTurn(LoadPlan(resource: resource, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
         let id = plan.id  // the closure keeps the id, not a copy of the whole plan
         return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
@@ -142,8 +141,7 @@ public actor RequestCoordinator {
     @concurrent public nonisolated func send(
         _ request: HTTPRequest, body: RequestBody? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> TransportResponse {
-        var plan = LoadPlan(request: request, body: body, coordinator: self, logger: logger)
-        let host = try await takeTurn(&plan)
+        let (host, plan) = try await takeTurn(LoadPlan(request: request, body: body, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
         return try await run(plan) { $0.response }
     }

@@ -202,6 +202,61 @@ struct HostQueueTests {
     }
 }
 
+@Suite("The host queue itself")
+struct HostQueueUnitTests {
+    static func host(_ name: String) -> HostQueue.Host {
+        HostQueue.Host(HTTPRequest(method: .get, scheme: "http", authority: name, path: "/"))
+    }
+
+    @Test("idle lines are dropped once there are many: a crawl over 1,000 hosts keeps a bounded table")
+    func idleLinesDropped() {
+        let queue = HostQueue(limit: 2)
+        for index in 0..<1_000 {
+            let host = Self.host("host-\(index).test")
+            #expect(queue.enterIfRoom(host))
+            queue.leave(host)
+        }
+        #expect(queue.lineCount <= 64)
+        #expect(queue.isIdle)
+    }
+
+    @Test("waiters cancelled at random while places are given back: each ends once, the rest get in, nothing leaks")
+    func cancellationAgainstLeave() async {
+        let queue = HostQueue(limit: 4)
+        let host = Self.host("busy.test")
+        for _ in 0..<4 { #expect(queue.enterIfRoom(host)) }
+        let outcomes = await withTaskGroup(of: HostQueue.Refusal?.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let waiter = Task { await queue.enter(host, deadline: nil) }
+                    if index % 3 == 0 {
+                        await Task.yield()
+                        waiter.cancel()
+                    }
+                    let refusal = await waiter.value
+                    if refusal == nil {
+                        await Task.yield()
+                        queue.leave(host)
+                    }
+                    return refusal
+                }
+            }
+            // Give the first four places back while the waiters come and go.
+            for _ in 0..<4 {
+                await Task.yield()
+                queue.leave(host)
+            }
+            var outcomes: [HostQueue.Refusal?] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(outcomes.count == 200)
+        #expect(outcomes.allSatisfy { $0 == nil || $0 == .cancelled })
+        #expect(outcomes.filter { $0 == nil }.count >= 200 - 67)
+        #expect(queue.isIdle)
+    }
+}
+
 @Suite("Loads wait for their turn at a busy host, over loopback")
 struct LoopbackHostQueueTests {
     @Test("with a limit of 2, the server never holds more than 2 of 6 loads, and every load succeeds")
