@@ -14,15 +14,33 @@ internal import HTTPTypes
 /// flight table drops it when the transfer lands or its last waiter leaves. It is never logged,
 /// and nothing outlives the load that made it.
 struct FlightKey: Hashable, Sendable {
-    let request: HTTPRequest
-    /// The header fields left out of the identity (tracing and request ids).
-    let ignoring: [HTTPField.Name]
-    let contentType: String?
-    let body: Data?
-    /// Tells apart resource types that share a URL in mock mode.
-    let tag: String?
-    /// Identities decorators add, so that loads of different partitions never share.
-    let partitions: [String]
+    /// The parts, in one object: the flight table copies a key three or four times per load,
+    /// and a copy is then one retain rather than one per part.
+    private final class Parts: Sendable {
+        let request: HTTPRequest
+        /// The header fields left out of the identity (tracing and request ids).
+        let ignoring: [HTTPField.Name]
+        let contentType: String?
+        let body: Data?
+        /// Tells apart resource types that share a URL in mock mode.
+        let tag: String?
+        /// Identities decorators add, so that loads of different partitions never share.
+        let partitions: [String]
+
+        init(
+            request: HTTPRequest, ignoring: [HTTPField.Name], contentType: String?, body: Data?, tag: String?,
+            partitions: [String]
+        ) {
+            self.request = request
+            self.ignoring = ignoring
+            self.contentType = contentType
+            self.body = body
+            self.tag = tag
+            self.partitions = partitions
+        }
+    }
+
+    private let parts: Parts
     /// The hash of every part, computed once; internal so that a test can force a collision.
     var storedHash: Int
 
@@ -37,12 +55,10 @@ struct FlightKey: Hashable, Sendable {
             guard let inMemory = body.inMemoryBytes else { return nil }
             bytes = inMemory
         }
-        self.request = request
-        self.ignoring = ignoring
-        self.contentType = body?.contentType
-        self.body = bytes
-        self.tag = tag
-        self.partitions = partitions
+        let contentType = body?.contentType
+        parts = Parts(
+            request: request, ignoring: ignoring, contentType: contentType, body: bytes, tag: tag,
+            partitions: partitions)
         var hasher = Hasher()
         hasher.combine(tag)
         hasher.combine(partitions)
@@ -65,13 +81,15 @@ struct FlightKey: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(storedHash) }
 
     static func == (lhs: FlightKey, rhs: FlightKey) -> Bool {
-        guard lhs.storedHash == rhs.storedHash, lhs.tag == rhs.tag, lhs.partitions == rhs.partitions,
-            lhs.request.method == rhs.request.method,
-            lhs.request.scheme == rhs.request.scheme, lhs.request.authority == rhs.request.authority,
-            lhs.request.path == rhs.request.path, lhs.contentType == rhs.contentType, lhs.body == rhs.body,
-            lhs.ignoring == rhs.ignoring
+        guard lhs.storedHash == rhs.storedHash else { return false }
+        let (l, r) = (lhs.parts, rhs.parts)
+        if l === r { return true }
+        guard l.tag == r.tag, l.partitions == r.partitions, l.request.method == r.request.method,
+            l.request.scheme == r.request.scheme, l.request.authority == r.request.authority,
+            l.request.path == r.request.path, l.contentType == r.contentType, l.body == r.body,
+            l.ignoring == r.ignoring
         else { return false }
-        return sameFields(lhs.request.headerFields, rhs.request.headerFields, ignoring: lhs.ignoring)
+        return sameFields(l.request.headerFields, r.request.headerFields, ignoring: l.ignoring)
     }
 
     /// Whether both have the same fields, in the same order, once ignored names are left out.
