@@ -29,7 +29,7 @@ extension RequestCoordinator {
         /// Never waiting: loads that read the cache or have a responder, and loads that would
         /// join an identical transfer in flight (known before the load starts only without
         /// decorators). A waiting load fails with `cancelled` when its task is, with
-        /// `timedOut` once its total timeout (``TransferOptions/timeout``, counted from when
+        /// `timedOut` once its total timeout (`TransferOptions.timeout`, counted from when
         /// the load began) runs out, and with `shutDown` when the coordinator shuts down.
         public var maximumLoadsPerHost = 256
         /// The cache resources' `CachePolicy` uses (default: 32 MiB in memory, no disk tier).
