@@ -81,10 +81,26 @@ final class HostQueue: Sendable {
             if head == order.count {
                 order.removeAll(keepingCapacity: order.count <= 1024)
                 head = 0
+                // No waiter left: a burst's storage goes, since an idle line is kept.
+                if waiters.capacity > 64 { waiters = [:] }
             } else if head >= 1024, head * 2 >= order.count {
                 order.removeFirst(head)
                 head = 0
             }
+        }
+
+        /// Removes the waiter holding `ticket`, if it still waits. Its ticket stays in `order`
+        /// until `next` passes it, unless withdrawn tickets outnumber the waiting ones (many
+        /// timeouts while the places are held long): then `order` keeps the waiting ones only.
+        mutating func withdraw(_ ticket: UInt64) -> Waiter? {
+            guard let waiter = waiters.removeValue(forKey: ticket) else { return nil }
+            let queued = order.count - head
+            if waiters.isEmpty || (queued >= 1024 && queued >= 2 * waiters.count) {
+                order = order[head...].filter { waiters[$0] != nil }
+                head = 0
+                compact()
+            }
+            return waiter
         }
     }
 
@@ -218,7 +234,7 @@ final class HostQueue: Sendable {
         let waiter: Waiter? = state.withLock { state in
             let number = ticket.number.load(ordering: .relaxed)
             guard number != .max else { return nil }
-            return state.lines[host]?.waiters.removeValue(forKey: number)
+            return state.lines[host]?.withdraw(number)
         }
         waiter?.resume(returning: refusal)
     }
@@ -247,6 +263,11 @@ final class HostQueue: Sendable {
     private static func dropIdleLines(_ state: inout State) {
         state.lines = state.lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty }
         state.dropIdleAt = max(64, state.lines.count * 2)
+    }
+
+    /// Tickets still listed in `host`'s line, withdrawn ones included (a test hook).
+    func queuedTickets(of host: Host) -> Int {
+        state.withLock { state in state.lines[host].map { $0.order.count - $0.head } ?? 0 }
     }
 
     /// Hosts with a line, idle ones included (a test hook).

@@ -221,6 +221,28 @@ struct HostQueueUnitTests {
         #expect(queue.isIdle)
     }
 
+    @Test("a line whose places are held long, with thousands of waits that time out: its list of turns stays short; a held place survives the idle lines being dropped")
+    func withdrawnTicketsDoNotPileUp() async {
+        let queue = HostQueue(limit: 1)
+        let busy = Self.host("busy.test")
+        #expect(queue.enterIfRoom(busy))
+        // Waits that queue, then time out on their timers.
+        let outcomes = await withTaskGroup(of: HostQueue.Refusal?.self) { group in
+            for _ in 0..<3_000 { group.addTask { await queue.enter(busy, deadline: .now + .milliseconds(50)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.count == 3_000 && outcomes.allSatisfy { $0 == .timedOut })
+        #expect(queue.queuedTickets(of: busy) == 0)
+        for index in 0..<1_000 {
+            let host = Self.host("other-\(index).test")
+            #expect(queue.enterIfRoom(host))
+            queue.leave(host)
+        }
+        #expect(!queue.enterIfRoom(busy))  // its place is still held
+        queue.leave(busy)
+        #expect(queue.isIdle)
+    }
+
     @Test("waiters cancelled at random while places are given back: each ends once, the rest get in, nothing leaks")
     func cancellationAgainstLeave() async {
         let queue = HostQueue(limit: 4)
