@@ -166,7 +166,7 @@ final class FlightTable: Sendable {
     /// Why a load is refused before it joins or leads: the table shut down, or its task was
     /// cancelled.
     private static func refusal(in state: State) -> ServiceError? {
-        if state.isShutDown { return ServiceError(.shutDown, "The coordinator was shut down.") }
+        if state.isShutDown { return .coordinatorShutDown }
         if Task.isCancelled { return .cancelled() }
         return nil
     }

@@ -42,8 +42,9 @@ final class HostQueue: Sendable {
         var error: ServiceError {
             switch self {
             case .cancelled: .cancelled()
-            case .timedOut: HostQueue.waitedOut
-            case .shutDown: HostQueue.shutDownError
+            case .timedOut:
+                ServiceError(.timedOut, "The request timed out while waiting for its turn behind other loads of its host.")
+            case .shutDown: .coordinatorShutDown
             }
         }
     }
@@ -194,7 +195,8 @@ final class HostQueue: Sendable {
             let number = state.nextTicket
             state.nextTicket += 1
             // In place: a copy of the line would copy its waiters.
-            return Self.queue(continuation, in: &state.lines[host, default: Line()], limit: limit, ticket: ticket, number: number)
+            let admitted = Self.queue(continuation, in: &state.lines[host, default: Line()], limit: limit, ticket: ticket, number: number)
+            return (admitted, nil)
         }
         if let refusal {
             continuation.resume(returning: refusal)
@@ -203,16 +205,17 @@ final class HostQueue: Sendable {
         }
     }
 
+    /// Takes a place in `line` when one is free (true), else queues `continuation` there.
     private static func queue(
         _ continuation: Waiter, in line: inout Line, limit: Int, ticket: Ticket, number: UInt64
-    ) -> (Bool, Refusal?) {
+    ) -> Bool {
         if line.running < limit {
             line.running += 1
-            return (true, nil)
+            return true
         }
         line.append(continuation, ticket: number)
         ticket.number.store(number, ordering: .relaxed)
-        return (false, nil)
+        return false
     }
 
     /// Gives back `host`'s place: to its oldest waiter, if any.
@@ -237,10 +240,6 @@ final class HostQueue: Sendable {
             return state.lines[host]?.withdraw(number)
         }
         waiter?.resume(returning: refusal)
-    }
-
-    static var waitedOut: ServiceError {
-        ServiceError(.timedOut, "The request timed out while waiting for its turn behind other loads of its host.")
     }
 
     /// Fails every waiter with `shutDown`, and every later one that would wait.
@@ -280,6 +279,4 @@ final class HostQueue: Sendable {
     var waiterCount: Int {
         state.withLock { state in state.lines.values.reduce(0) { $0 + $1.waiters.count } }
     }
-
-    static var shutDownError: ServiceError { ServiceError(.shutDown, "The coordinator was shut down.") }
 }

@@ -29,6 +29,9 @@ extension ServiceError.Code {
 }
 
 extension ServiceError {
+    /// What a load gets when the coordinator shut down before it started.
+    static var coordinatorShutDown: ServiceError { ServiceError(.shutDown, "The coordinator was shut down.") }
+
     /// An `unacceptableStatus` error carrying the head and the first bytes of the body.
     static func unacceptable(_ response: TransportResponse, expected: Range<Int>) -> ServiceError {
         ServiceError(
