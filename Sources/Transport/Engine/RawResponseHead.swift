@@ -1,4 +1,8 @@
+internal import CourierCore
 internal import HTTPTypes
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// The response head as the loop thread keeps it: the raw lines of the final block, and only
 /// what the loop itself needs (where the head ends, the status, whether a `Location` came, a
@@ -15,6 +19,8 @@ struct RawResponseHead: Sendable {
     /// The first `Content-Length` value, for sizing only (validated by the parser later).
     private(set) var contentLength: Int64?
     private var blockBytes = 0
+    /// Lines stored, a hint for the parser's storage.
+    private var fieldLines = 0
 
     init(limit: Int) { self.limit = limit }
 
@@ -41,12 +47,14 @@ struct RawResponseHead: Sendable {
         if status == nil {
             status = Self.statusCode(raw, length: length)
             guard status != nil else { throw ServiceError(.malformedResponse, "The response status line is invalid.") }
+            if lines.capacity == 0 { lines.reserveCapacity(512) }
         } else if Self.hasPrefix(raw, length: length, "location:") {
             hasLocation = true
         } else if contentLength == nil, Self.hasPrefix(raw, length: length, "content-length:") {
             contentLength = Self.digits(raw, from: 15, length: length)
         }
         lines.append(contentsOf: raw)
+        fieldLines += 1
         return false
     }
 
@@ -62,26 +70,28 @@ struct RawResponseHead: Sendable {
 
     /// The checked head, built from the stored lines.
     func response() throws(ServiceError) -> HTTPResponse {
-        var parser = ResponseHeadParser(limit: Int.max)
+        var parser = ResponseHeadParser(limit: Int.max, expectedFields: fieldLines)
         var completed = false
         var failure: ServiceError?
         lines.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
             do throws(ServiceError) {
                 var start = 0
-                for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
-                    completed = try parser.consume(UnsafeRawBufferPointer(rebasing: bytes[start...index]))
-                    start = index + 1
-                }
-                if start < bytes.count {
-                    completed = try parser.consume(UnsafeRawBufferPointer(rebasing: bytes[start...]))
-                }
-                if !completed {
-                    completed = Self.blankLine.withUnsafeBytes { blank in
-                        do throws(ServiceError) { return try parser.consume(blank) } catch { failure = error; return false }
+                while start < bytes.count {
+                    var end = bytes.count
+                    if let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
+                        end = UnsafeRawPointer(newline) - base + 1
                     }
+                    completed = try parser.consume(UnsafeRawBufferPointer(start: base + start, count: end - start))
+                    start = end
                 }
             } catch {
                 failure = error
+            }
+        }
+        if failure == nil, !completed {
+            completed = Self.blankLine.withUnsafeBytes { blank in
+                do throws(ServiceError) { return try parser.consume(blank) } catch { failure = error; return false }
             }
         }
         if let failure { throw failure }

@@ -10,6 +10,10 @@ internal import Glibc
 /// `Content-Length` values, more than one `Location`, and blocks over a size limit.
 ///
 /// Interim 1xx heads are skipped. Lines after the final head (trailers) are ignored.
+///
+/// Every response goes through here, so each line is read with pointers: `memchr` for NUL, CR
+/// and the colon, and a table of the names most responses carry (compared with `memcmp`, which
+/// also tells `Content-Length` and `Location` apart without comparing strings).
 struct ResponseHeadParser {
     let limit: Int
     private(set) var status: Int?
@@ -20,7 +24,12 @@ struct ResponseHeadParser {
     private var blockBytes = 0
     private var locationCount = 0
 
-    init(limit: Int) { self.limit = limit }
+    /// - Parameter expectedFields: how many fields the head probably has, to size the storage
+    ///   once (a hint: more or fewer are fine).
+    init(limit: Int, expectedFields: Int = 0) {
+        self.limit = limit
+        if expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
+    }
 
     /// The head, once complete.
     var response: HTTPResponse? {
@@ -36,63 +45,86 @@ struct ResponseHeadParser {
         if blockBytes > limit {
             throw ServiceError(.headersTooLarge, "The response headers exceed the limit of \(limit) bytes.")
         }
-        var line = raw[...]
-        if line.last == UInt8(ascii: "\n") { line = line.dropLast() }
-        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        if let start = line.base.baseAddress.map({ $0 + line.startIndex }), !line.isEmpty {
-            if memchr(start, 0, line.count) != nil { throw malformed("A response header line contains a NUL byte.") }
-            if memchr(start, 0x0D, line.count) != nil { throw malformed("A response header line contains a bare CR.") }
+        var count = raw.count
+        guard count > 0, let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            return try blockEnded()
         }
-
-        if line.isEmpty {
-            guard let status else { throw malformed("The response has no status line.") }
-            if (100..<200).contains(status) && status != 101 {
-                self = ResponseHeadParser(limit: limit)
-                return false
-            }
-            isComplete = true
-            return true
-        }
+        if base[count - 1] == UInt8(ascii: "\n") { count -= 1 }
+        if count > 0, base[count - 1] == UInt8(ascii: "\r") { count -= 1 }
+        if count == 0 { return try blockEnded() }
+        if memchr(base, 0, count) != nil { throw malformed("A response header line contains a NUL byte.") }
+        if memchr(base, 0x0D, count) != nil { throw malformed("A response header line contains a bare CR.") }
+        let line = UnsafeBufferPointer(start: base, count: count)
         if status == nil { return try parseStatusLine(line) }
-        if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
+        if base[0] == UInt8(ascii: " ") || base[0] == UInt8(ascii: "\t") {
             throw malformed("The response uses obsolete header line folding.")
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
-            let name = Self.commonName(line[..<colon]) ?? HTTPField.Name(String(decoding: line[..<colon], as: UTF8.self))
-        else { throw malformed("A response header line has no valid field name.") }
-        var value = line[(colon + 1)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        guard let colonAddress = memchr(base, Int32(UInt8(ascii: ":")), count) else {
+            throw malformed("A response header line has no valid field name.")
+        }
+        let colon = UnsafeRawPointer(colonAddress).assumingMemoryBound(to: UInt8.self) - base
+        let nameBytes = UnsafeBufferPointer(start: base, count: colon)
+        let name: HTTPField.Name
+        let role: Role
+        if let common = Self.commonName(nameBytes) {
+            (name, role) = common
+        } else if let parsed = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) {
+            name = parsed
+            role = Role(of: parsed)
+        } else {
+            throw malformed("A response header line has no valid field name.")
+        }
+        var start = colon + 1
+        var end = count
+        while start < end, base[start] == 0x20 || base[start] == 0x09 { start += 1 }
+        while end > start, base[end - 1] == 0x20 || base[end - 1] == 0x09 { end -= 1 }
+        let value = UnsafeRawBufferPointer(start: base + start, count: end - start)
 
         guard fields.count < FieldLimits.maximumCount else {
             throw ServiceError(.headersTooLarge, "The response has more than \(FieldLimits.maximumCount) header fields.")
         }
-        if name == .contentLength { try checkContentLength(value) }
-        if name == .location {
+        switch role {
+        case .contentLength: try checkContentLength(value)
+        case .location:
             locationCount += 1
             if locationCount > 1 { throw malformed("The response has more than one Location header.") }
+        case .other: break
         }
         fields.append(Self.field(name, value: value))
         return false
     }
 
-    /// The field `HTTPField(name:lenientValue:)` makes, without its generic UTF-8 validation,
-    /// which instantiates metadata at every call: a value of visible ASCII, spaces and tabs,
-    /// with no space or tab at either end (almost every value, once trimmed), is legal as it
-    /// is, so the field's string is built directly and holds the same bytes.
-    private static func field(_ name: HTTPField.Name, value: Slice<UnsafeRawBufferPointer>) -> HTTPField {
-        let bytes = UnsafeRawBufferPointer(rebasing: value)
-        guard bytes.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 < 0x7F) }) else {
-            return HTTPField(name: name, lenientValue: value)
+    /// A blank line: the end of an interim head (skipped) or of the final one.
+    private mutating func blockEnded() throws(ServiceError) -> Bool {
+        guard let status else { throw malformed("The response has no status line.") }
+        if (100..<200).contains(status) && status != 101 {
+            self = ResponseHeadParser(limit: limit)
+            return false
         }
-        return HTTPField(name: name, value: String(decoding: bytes, as: UTF8.self))
+        isComplete = true
+        return true
     }
 
-    private mutating func parseStatusLine(_ line: Slice<UnsafeRawBufferPointer>) throws(ServiceError) -> Bool {
+    /// The field `HTTPField(name:lenientValue:)` makes (every byte kept; NUL and CR were refused
+    /// above), without its generic UTF-8 validation, which instantiates metadata at every call:
+    /// a value of visible ASCII, spaces and tabs, with no space or tab at either end (almost
+    /// every value, once trimmed), is legal as it is, so the field's string is built directly
+    /// and holds the same bytes.
+    private static func field(_ name: HTTPField.Name, value: UnsafeRawBufferPointer) -> HTTPField {
+        for byte in value where byte != 0x09 && (byte < 0x20 || byte >= 0x7F) {
+            return HTTPField(name: name, lenientValue: value)
+        }
+        return HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+    }
+
+    private mutating func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Bool {
         // "HTTP/1.1 200 OK", "HTTP/2 200": "HTTP/", a version, one space, three digits, then
         // nothing or a space and the reason phrase.
         let version = line.firstIndex(of: UInt8(ascii: " ")) ?? line.endIndex
-        guard line.starts(with: Self.httpPrefix), version + 4 <= line.endIndex else {
+        guard line.count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"),
+            line[2] == UInt8(ascii: "T"), line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/"),
+            version + 4 <= line.endIndex
+        else {
             throw malformed("The response status line is invalid.")
         }
         var code = 0
@@ -106,11 +138,11 @@ struct ResponseHeadParser {
             throw malformed("The response status line is invalid.")
         }
         status = code
-        reason = after < line.endIndex ? String(decoding: line[(after + 1)...], as: UTF8.self) : ""
+        reason = after < line.endIndex ? String(decoding: UnsafeBufferPointer(rebasing: line[(after + 1)...]), as: UTF8.self) : ""
         return false
     }
 
-    private mutating func checkContentLength(_ value: Slice<UnsafeRawBufferPointer>) throws(ServiceError) {
+    private mutating func checkContentLength(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
         // A list of identical values is allowed (RFC 9110, 8.6); different ones are not.
         for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
             var digits = element[...]
@@ -127,32 +159,49 @@ struct ResponseHeadParser {
         }
     }
 
-    private static let httpPrefix = Array("HTTP/".utf8)
+    /// What the parser checks a field for, beyond its value.
+    enum Role {
+        case contentLength, location, other
+
+        init(of name: HTTPField.Name) {
+            switch name {
+            case .contentLength: self = .contentLength
+            case .location: self = .location
+            default: self = .other
+            }
+        }
+    }
+
+    private struct CommonName {
+        let bytes: [UInt8]
+        let name: HTTPField.Name
+        let role: Role
+    }
 
     /// Field names most responses carry, by length, each as sent in its usual spelling and in
     /// lowercase (HTTP/2). A name matching one byte for byte needs no validation or lowercasing.
-    private static let commonNames: [[(bytes: [UInt8], name: HTTPField.Name)]] = {
+    private static let commonNames: [[CommonName]] = {
         let names: [HTTPField.Name] = [
             .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
             .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
         ]
-        var table = [[(bytes: [UInt8], name: HTTPField.Name)]](repeating: [], count: 32)
+        var table = [[CommonName]](repeating: [], count: 32)
         for name in names {
             for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
                 let bytes = Array(spelling.rawName.utf8)
                 if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
-                    table[bytes.count].append((bytes, spelling))
+                    table[bytes.count].append(CommonName(bytes: bytes, name: spelling, role: Role(of: name)))
                 }
             }
         }
         return table
     }()
 
-    private static func commonName(_ raw: Slice<UnsafeRawBufferPointer>) -> HTTPField.Name? {
-        guard raw.count < commonNames.count, let base = raw.base.baseAddress else { return nil }
+    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (HTTPField.Name, Role)? {
+        guard raw.count < commonNames.count, let base = raw.baseAddress else { return nil }
         for candidate in commonNames[raw.count]
-        where candidate.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, base + raw.startIndex, raw.count) == 0 }) {
-            return candidate.name
+        where candidate.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, raw.count) == 0 }) {
+            return (candidate.name, candidate.role)
         }
         return nil
     }
