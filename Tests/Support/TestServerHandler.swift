@@ -53,7 +53,7 @@ final class TestServerHandler: ChannelInboundHandler {
                 .init(
                     method: head.method.rawValue, uri: head.uri,
                     headers: head.headers.map { (name: $0.name, value: $0.value) }, bodyLength: bodyLength))
-            let responder = Responder(context: context, closeAfter: !head.isKeepAlive)
+            let responder = Responder(context: context, closeAfter: !head.isKeepAlive, isHead: head.method == .HEAD)
             server.route(request, responder)
         }
     }
@@ -114,10 +114,12 @@ struct IncomingRequest {
 struct Responder {
     let context: ChannelHandlerContext
     let closeAfter: Bool
+    /// Answers a HEAD: `send` writes the head a GET would get, without its body.
+    var isHead = false
 
     var eventLoop: NIOIsolatedEventLoop { context.eventLoop.assumeIsolated() }
 
-    /// A complete, well-formed response.
+    /// A complete, well-formed response (without its body for a HEAD).
     func send(
         _ status: Int, _ reason: String = "OK", headers: [(String, String)] = [], body: [UInt8] = [],
         contentLength: Int? = nil
@@ -129,7 +131,7 @@ struct Responder {
         text += "\r\n"
         var buffer = context.channel.allocator.buffer(capacity: text.utf8.count + body.count)
         buffer.writeString(text)
-        buffer.writeBytes(body)
+        if !isHead { buffer.writeBytes(body) }
         write(buffer, thenClose: closeAfter)
     }
 

@@ -82,25 +82,39 @@ extension CurlEventLoop {
             refuse(transfer, .cancelled())
             return
         }
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+        let footprint = transfer.footprint
+        var handle: IdleHandle
+        if let idle = idleHandles.popLast() {
+            handle = idle
+            // Options the last transfer set and this one will not set again go back to curl's
+            // defaults; every other option is overwritten by `attach`.
+            if !footprint.isSuperset(of: handle.footprint) { curl_easy_reset(handle.easy) }
+        } else if let easy = curl_easy_init() {
+            handle = IdleHandle(
+                easy: easy, errors: .allocate(capacity: Int(courier_error_size)), footprint: [])
+        } else {
             refuse(transfer, ServiceError(.networkFailed, "curl could not allocate a transfer."))
             return
         }
+        handle.footprint = footprint
         do {
-            try transfer.attach(to: easy)
+            try transfer.attach(to: handle.easy, errors: handle.errors)
         } catch {
+            // Some options may be set, others not: the next transfer starts from a reset.
+            handle.footprint = OptionFootprint(rawValue: .max)
             transfer.detach()
-            recycle(easy)
+            recycle(handle)
             refuse(transfer, error)
             return
         }
-        let status = curl_multi_add_handle(multi, easy)
+        let status = curl_multi_add_handle(multi, handle.easy)
         guard status == CURLM_OK else {
             transfer.detach()
-            recycle(easy)
+            recycle(handle)
             refuse(transfer, ServiceError(.networkFailed, "curl refused the transfer (\(status.rawValue))."))
             return
         }
+        transfer.handleFootprint = footprint
         running[ObjectIdentifier(transfer)] = transfer
     }
 
@@ -117,8 +131,7 @@ extension CurlEventLoop {
         admission.release(transfer)
         transferLeft()
         transfer.fail(error)
-        transfer.detach()
-        recycle(easy)
+        takeHandle(from: transfer)
     }
 
     private func collectFinished() {
@@ -137,22 +150,34 @@ extension CurlEventLoop {
             admission.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
             transferLeft()
             transfer.complete(with: result)
-            transfer.detach()
-            recycle(easy)
+            takeHandle(from: transfer)
         }
     }
 
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
+    /// Takes a finished transfer's easy handle back for the next transfer.
+    private func takeHandle(from transfer: Transfer) {
+        guard let easy = transfer.easy, let errors = transfer.errorBuffer else { return }
+        let handle = IdleHandle(easy: easy, errors: errors, footprint: transfer.handleFootprint)
+        transfer.detach()
+        recycle(handle)
+    }
+
+    /// Keeps a handle for the next transfer, or frees it when enough are kept. Its options stay
+    /// as they are: the next `add` resets them only when it must.
+    private func recycle(_ handle: IdleHandle) {
         if idleHandles.count < limits.idleHandles {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
+            idleHandles.append(handle)
         } else {
-            curl_easy_cleanup(easy)
+            curl_easy_cleanup(handle.easy)
+            handle.errors.deallocate()
         }
     }
 
     private func tearDown() {
-        for easy in idleHandles { curl_easy_cleanup(easy) }
+        for handle in idleHandles {
+            curl_easy_cleanup(handle.easy)
+            handle.errors.deallocate()
+        }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
         let (waiters, jobs, refused) = inbox.withLock {

@@ -34,6 +34,15 @@ final class CurlEventLoop: @unchecked Sendable {
 
     enum Phase { case running, draining, stopped }
 
+    /// An easy handle kept for the next transfer. It keeps the options its last transfer set
+    /// (see ``OptionFootprint``) and its error buffer, which lives as long as the handle so that
+    /// curl never holds a pointer to freed memory.
+    struct IdleHandle {
+        let easy: UnsafeMutableRawPointer
+        let errors: UnsafeMutablePointer<CChar>
+        var footprint: OptionFootprint
+    }
+
     struct Inbox {
         var commands: [Command] = []
         var jobs: [UnownedJob] = []
@@ -60,7 +69,8 @@ final class CurlEventLoop: @unchecked Sendable {
     var nextWaitingDeadline: ContinuousClock.Instant?
     /// How many transfers wait for admission, readable from any thread.
     private let waitingCount = Atomic<Int>(0)
-    var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Easy handles between transfers, each with its error buffer and what its last transfer set.
+    var idleHandles: [IdleHandle] = []
     var cancelsInFlight = false
     /// True while the loop thread runs task jobs, false while it does curl work.
     var runsJobs = false

@@ -3,24 +3,91 @@ internal import CCurl
 internal import Glibc
 #endif
 
+/// The options ``Transfer/attach(to:errors:)`` sets for some transfers only, one bit each.
+/// Every other option is set for every transfer, overwriting what the handle's last transfer
+/// set; so a handle whose last footprint is part of the next one's needs no `curl_easy_reset`
+/// (some 3,000 instructions, and the options set again after it).
+struct OptionFootprint: OptionSet, Sendable {
+    let rawValue: UInt32
+
+    static let upload = OptionFootprint(rawValue: 1 << 0)
+    static let customMethod = OptionFootprint(rawValue: 1 << 1)
+    static let noBody = OptionFootprint(rawValue: 1 << 2)
+    static let connectTimeout = OptionFootprint(rawValue: 1 << 3)
+    static let totalTimeout = OptionFootprint(rawValue: 1 << 4)
+    static let lowSpeed = OptionFootprint(rawValue: 1 << 5)
+    static let pipeWait = OptionFootprint(rawValue: 1 << 6)
+    static let caFile = OptionFootprint(rawValue: 1 << 7)
+    static let pinnedKeys = OptionFootprint(rawValue: 1 << 8)
+    static let clientCertificate = OptionFootprint(rawValue: 1 << 9)
+    static let keyPassword = OptionFootprint(rawValue: 1 << 10)
+    static let proxy = OptionFootprint(rawValue: 1 << 11)
+    static let noProxy = OptionFootprint(rawValue: 1 << 12)
+    static let unixSocket = OptionFootprint(rawValue: 1 << 13)
+    static let maximumFileSize = OptionFootprint(rawValue: 1 << 14)
+    static let progress = OptionFootprint(rawValue: 1 << 15)
+}
+
 extension Transfer {
+    /// The options this transfer's ``attach(to:errors:)`` will set beyond those every transfer
+    /// sets. `attach` records what it sets and checks, in debug builds, that it matches.
+    var footprint: OptionFootprint {
+        let options = request.options
+        var footprint: OptionFootprint = []
+        if request.body != nil {
+            footprint.insert(.upload)
+            if request.method != .post { footprint.insert(.customMethod) }
+        } else if request.method == .head {
+            footprint.insert(.noBody)
+        } else if request.method != .get {
+            footprint.insert(.customMethod)
+        }
+        if options.connectTimeout != nil { footprint.insert(.connectTimeout) }
+        if deadline != nil { footprint.insert(.totalTimeout) }
+        if options.lowSpeedLimit != nil || options.idleTimeout != nil { footprint.insert(.lowSpeed) }
+        if request.url.hasPrefix("https:") { footprint.insert(.pipeWait) }
+        let tls = options.tls
+        if tls.certificateAuthorityFile != nil { footprint.insert(.caFile) }
+        if !tls.pinnedPublicKeys.isEmpty { footprint.insert(.pinnedKeys) }
+        if let client = tls.clientCertificate {
+            footprint.insert(.clientCertificate)
+            if client.privateKeyPassword != nil { footprint.insert(.keyPassword) }
+        }
+        switch options.proxy.mode {
+        case .none: footprint.insert(.proxy)
+        case .environment: break
+        case .url(_, let bypass):
+            footprint.insert(.proxy)
+            if !bypass.isEmpty { footprint.insert(.noProxy) }
+        }
+        if options.unixSocketPath != nil { footprint.insert(.unixSocket) }
+        if options.maximumBodySize != nil { footprint.insert(.maximumFileSize) }
+        if options.progress != nil { footprint.insert(.progress) }
+        return footprint
+    }
+
     /// Configures `handle` for this transfer: URL, method, body, headers, timeouts, TLS,
-    /// proxy and callbacks. Runs on the loop thread.
-    func attach(to handle: UnsafeMutableRawPointer) throws(ServiceError) {
+    /// proxy and callbacks. `errors` is the handle's error buffer. Runs on the loop thread.
+    func attach(to handle: UnsafeMutableRawPointer, errors errorBuffer: UnsafeMutablePointer<CChar>) throws(ServiceError) {
         easy = handle
-        let errorBuffer = self.errorBuffer ?? UnsafeMutablePointer<CChar>.allocate(capacity: Int(courier_error_size))
         errorBuffer.initialize(to: 0)
         self.errorBuffer = errorBuffer
         let options = request.options
         let me = Unmanaged.passUnretained(self).toOpaque()
         var failed: CURLcode = CURLE_OK
+        var recorded: OptionFootprint = []
         func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+        func check(_ code: CURLcode, _ part: OptionFootprint) {
+            recorded.insert(part)
+            check(code)
+        }
 
+        // The error buffer first: curl may write into it from any later call.
+        check(courier_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         check(courier_easy_setopt_string(handle, CURLOPT_URL, request.url))
         check(courier_easy_setopt_pointer(handle, CURLOPT_PRIVATE, me))
         check(courier_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
         check(courier_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
-        check(courier_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         check(courier_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, transferWriteCallback))
         check(courier_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, me))
         check(courier_easy_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
@@ -31,19 +98,19 @@ extension Transfer {
         if let body = request.body {
             let source = try UploadSource(body)
             upload = source
-            check(courier_easy_setopt_long(handle, CURLOPT_POST, 1))
+            check(courier_easy_setopt_long(handle, CURLOPT_POST, 1), .upload)
             check(courier_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(source.length)))
             check(courier_easy_setopt_data_callback(handle, CURLOPT_READFUNCTION, transferReadCallback))
             check(courier_easy_setopt_pointer(handle, CURLOPT_READDATA, me))
             check(courier_easy_setopt_seek_callback(handle, transferSeekCallback))
             check(courier_easy_setopt_pointer(handle, CURLOPT_SEEKDATA, me))
             if request.method != .post {
-                check(courier_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
+                check(courier_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue), .customMethod)
             }
         } else if request.method == .head {
-            check(courier_easy_setopt_long(handle, CURLOPT_NOBODY, 1))
+            check(courier_easy_setopt_long(handle, CURLOPT_NOBODY, 1), .noBody)
         } else if request.method != .get {
-            check(courier_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue))
+            check(courier_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue), .customMethod)
         }
 
         for line in request.headerLines {
@@ -56,18 +123,18 @@ extension Transfer {
 
         // Timeouts.
         if let connect = options.connectTimeout {
-            check(courier_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connect.milliseconds))
+            check(courier_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connect.milliseconds), .connectTimeout)
         }
         if let deadline {
             // What is left of the total timeout after waiting for admission (at least 1 ms).
-            check(courier_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, (deadline - .now).milliseconds))
+            check(courier_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, (deadline - .now).milliseconds), .totalTimeout)
         }
         if let lowSpeed = options.lowSpeedLimit {
-            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))
+            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond), .lowSpeed)
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, lowSpeed.duration.wholeSecondsRoundedUp))
         } else if let idle = options.idleTimeout {
             // Below 1 byte/s for the whole window means not one byte arrived or left in it.
-            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
+            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1), .lowSpeed)
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, idle.wholeSecondsRoundedUp))
         }
 
@@ -81,7 +148,7 @@ extension Transfer {
         // Waiting for a connection that may multiplex only pays over TLS (HTTP/2 by ALPN); on
         // cleartext it would hold every request to a new host until the first one's response.
         if request.url.hasPrefix("https:") {
-            check(courier_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1))
+            check(courier_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1), .pipeWait)
         }
 
         // TLS.
@@ -89,40 +156,41 @@ extension Transfer {
         check(courier_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, tls.verifiesPeer ? 1 : 0))
         check(courier_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, tls.verifiesPeer ? 2 : 0))
         if let caFile = tls.certificateAuthorityFile {
-            check(courier_easy_setopt_string(handle, CURLOPT_CAINFO, caFile))
+            check(courier_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), .caFile)
         }
         if !tls.pinnedPublicKeys.isEmpty {
-            check(courier_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";")))
+            check(courier_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";")), .pinnedKeys)
         }
         if let client = tls.clientCertificate {
-            check(courier_easy_setopt_string(handle, CURLOPT_SSLCERT, client.certificateFile))
+            check(courier_easy_setopt_string(handle, CURLOPT_SSLCERT, client.certificateFile), .clientCertificate)
             check(courier_easy_setopt_string(handle, CURLOPT_SSLKEY, client.privateKeyFile))
             if let password = client.privateKeyPassword {
-                check(courier_easy_setopt_string(handle, CURLOPT_KEYPASSWD, password))
+                check(courier_easy_setopt_string(handle, CURLOPT_KEYPASSWD, password), .keyPassword)
             }
         }
 
         // Proxy: an empty string makes curl ignore the environment variables.
         switch options.proxy.mode {
-        case .none: check(courier_easy_setopt_string(handle, CURLOPT_PROXY, ""))
+        case .none: check(courier_easy_setopt_string(handle, CURLOPT_PROXY, ""), .proxy)
         case .environment: break
         case .url(let url, let bypass):
-            check(courier_easy_setopt_string(handle, CURLOPT_PROXY, url))
+            check(courier_easy_setopt_string(handle, CURLOPT_PROXY, url), .proxy)
             if !bypass.isEmpty {
-                check(courier_easy_setopt_string(handle, CURLOPT_NOPROXY, bypass.joined(separator: ",")))
+                check(courier_easy_setopt_string(handle, CURLOPT_NOPROXY, bypass.joined(separator: ",")), .noProxy)
             }
         }
         if let socket = options.unixSocketPath {
-            check(courier_easy_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, socket))
+            check(courier_easy_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, socket), .unixSocket)
         }
         if let limit = options.maximumBodySize {
-            check(courier_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)))
+            check(courier_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), .maximumFileSize)
         }
         if options.progress != nil {
-            check(courier_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0))
+            check(courier_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0), .progress)
             check(courier_easy_setopt_xferinfo_callback(handle, transferProgressCallback))
             check(courier_easy_setopt_pointer(handle, CURLOPT_XFERINFODATA, me))
         }
+        assert(failed != CURLE_OK || recorded == footprint, "attach(to:errors:) and footprint disagree")
         if failed != CURLE_OK {
             throw ServiceError(
                 .invalidRequest, "curl rejected an option: \(String(cString: curl_easy_strerror(failed))).")

@@ -57,8 +57,10 @@ final class Transfer: @unchecked Sendable {
     private var discardsBody = false
     private var abortError: ServiceError?
     var upload: UploadSource?
-    /// curl's error message; allocated when the transfer is admitted.
+    /// curl's error message: the easy handle's buffer, while the transfer has one.
     var errorBuffer: UnsafeMutablePointer<CChar>?
+    /// The options set on the easy handle beyond those every transfer sets (loop thread).
+    var handleFootprint: OptionFootprint = []
     /// Where the transfer stands in its loop's ``AdmissionQueue``.
     var admission = Admission.new
     /// The queue's record of this transfer's origin, while it waits or runs. Weak: the origin
@@ -91,7 +93,6 @@ final class Transfer: @unchecked Sendable {
     deinit {
         if let buffer { bodyBuffers.give(buffer, capacity: capacity) }
         if let headerList { curl_slist_free_all(headerList) }
-        errorBuffer?.deallocate()
     }
 
     /// Marks the transfer cancelled; the loop removes it on its next turn.
@@ -252,6 +253,7 @@ final class Transfer: @unchecked Sendable {
     /// Releases what belonged to this hop before the handle goes back to the pool.
     func detach() {
         easy = nil
+        errorBuffer = nil
         upload = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
