@@ -23,12 +23,13 @@ struct AdmissionQueue {
     static let unitsPerConnection = 100
 
     /// One origin's running units and waiting transfers. A class, so that the queue mutates
-    /// it in place while it walks the origins.
+    /// it in place while it walks the origins. Its `var`s skip dynamic exclusivity checks:
+    /// only the loop thread touches them, never in overlapping accesses.
     final class Origin {
         let key: String
-        var units = 0
-        var multiplexes: Bool
-        var waiting = FIFO<Transfer>()
+        @exclusivity(unchecked) var units = 0
+        @exclusivity(unchecked) var multiplexes: Bool
+        @exclusivity(unchecked) var waiting = FIFO<Transfer>()
 
         init(key: String, multiplexes: Bool) {
             self.key = key

@@ -12,7 +12,8 @@ internal import Glibc
 /// `running`, `admission`, `nextWaitingDeadline`, `idleHandles`, `cancelsInFlight` and
 /// `runsJobs` are touched only on the loop thread; `jobExecutor` is written once before the thread starts. Other threads reach the
 /// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
-/// documents as callable from any thread, and read `load` and `waiting`, atomics.
+/// documents as callable from any thread, and read `load` and `waiting`, atomics. The loop
+/// thread's `var`s skip dynamic exclusivity checks, as ``Transfer``'s do, for the same reason.
 ///
 /// Jobs of tasks that prefer the group's executor are queued in the inbox and run on the loop
 /// thread between two rounds of curl work. A transfer that completes then resumes its task on
@@ -62,18 +63,18 @@ final class CurlEventLoop: @unchecked Sendable {
     private let assigned = Atomic<Int>(0)
     /// The executor jobs run on: the group's, so the runtime sees tasks on their preferred executor.
     var jobExecutor: UnownedTaskExecutor?
-    var running: [ObjectIdentifier: Transfer] = [:]
+    @exclusivity(unchecked) var running: [ObjectIdentifier: Transfer] = [:]
     /// Transfers accepted but not yet handed to curl (see ``AdmissionQueue``).
-    var admission: AdmissionQueue
+    @exclusivity(unchecked) var admission: AdmissionQueue
     /// The earliest total-timeout deadline among waiting transfers, when one may have one.
-    var nextWaitingDeadline: ContinuousClock.Instant?
+    @exclusivity(unchecked) var nextWaitingDeadline: ContinuousClock.Instant?
     /// How many transfers wait for admission, readable from any thread.
     private let waitingCount = Atomic<Int>(0)
     /// Easy handles between transfers, each with its error buffer and what its last transfer set.
-    var idleHandles: [IdleHandle] = []
-    var cancelsInFlight = false
+    @exclusivity(unchecked) var idleHandles: [IdleHandle] = []
+    @exclusivity(unchecked) var cancelsInFlight = false
     /// True while the loop thread runs task jobs, false while it does curl work.
-    var runsJobs = false
+    @exclusivity(unchecked) var runsJobs = false
 
     init(index: Int, limits: Limits, threadName: String) {
         CurlLibrary.initializeOnce()

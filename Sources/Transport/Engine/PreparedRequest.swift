@@ -59,24 +59,28 @@ struct PreparedRequest: Sendable {
     /// `scheme://authority/path`, copied into one buffer: appending the parts costs about
     /// 300 instructions each, an interpolation more.
     private static func url(scheme: String, authority: String, path: String) -> String {
-        var parts = (scheme, authority, path)
-        let count = parts.0.utf8.count + 3 + parts.1.utf8.count + parts.2.utf8.count
+        var scheme = scheme, authority = authority, path = path
+        let count = scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count
         return String(unsafeUninitializedCapacity: count) { buffer in
-            var offset = 0
-            func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
-                guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return }
-                (target + offset).update(from: source, count: bytes.count)
-                offset += bytes.count
-            }
-            parts.0.withUTF8(copy)
-            for byte in "://".utf8 {
-                buffer[offset] = byte
-                offset += 1
-            }
-            parts.1.withUTF8(copy)
-            parts.2.withUTF8(copy)
-            return offset
+            guard let base = buffer.baseAddress else { return 0 }
+            var end = scheme.withUTF8 { copy($0, to: base) }
+            end[0] = UInt8(ascii: ":")
+            end[1] = UInt8(ascii: "/")
+            end[2] = UInt8(ascii: "/")
+            end += 3
+            end = authority.withUTF8 { copy($0, to: end) }
+            end = path.withUTF8 { copy($0, to: end) }
+            return end - base
         }
+    }
+
+    /// Copies `bytes` to `target`; returns the address after them.
+    private static func copy(_ bytes: UnsafeBufferPointer<UInt8>, to target: UnsafeMutablePointer<UInt8>)
+        -> UnsafeMutablePointer<UInt8>
+    {
+        guard let source = bytes.baseAddress else { return target }
+        target.update(from: source, count: bytes.count)
+        return target + bytes.count
     }
 
     /// What curl's per-host connection limit counts by: `scheme://authority`, and the Unix

@@ -36,6 +36,11 @@ extension Hop<RawResponseHead> {
 /// from then on every stored `var` is read and written only on the loop thread (in
 /// `CurlEventLoop` and in curl's callbacks, which curl calls on that thread). The only
 /// state touched from other threads is `cancelRequested`, an atomic.
+///
+/// The stored `var`s skip Swift's dynamic exclusivity checks (`@exclusivity(unchecked)`, some
+/// 2,000 instructions a request across the loop's state): one thread at a time touches them,
+/// by the invariant above, and no access overlaps another, since curl calls the callbacks
+/// from `curl_multi_perform`, never while the loop is changing a transfer.
 final class Transfer: @unchecked Sendable {
     enum Delivery {
         /// Resume once, at the end, with the whole body in memory.
@@ -47,22 +52,22 @@ final class Transfer: @unchecked Sendable {
     let request: PreparedRequest
     private let cancelRequested = Atomic<Bool>(false)
 
-    var delivery: Delivery?
-    var easy: UnsafeMutableRawPointer?
-    var headerList: UnsafeMutablePointer<curl_slist>?
-    private var head: RawResponseHead
-    private var buffer: UnsafeMutableRawPointer?
-    private var capacity = 0
-    private var count = 0
-    private var discardsBody = false
-    private var abortError: ServiceError?
-    var upload: UploadSource?
+    @exclusivity(unchecked) var delivery: Delivery?
+    @exclusivity(unchecked) var easy: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
+    @exclusivity(unchecked) private var head: RawResponseHead
+    @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var count = 0
+    @exclusivity(unchecked) private var discardsBody = false
+    @exclusivity(unchecked) private var abortError: ServiceError?
+    @exclusivity(unchecked) var upload: UploadSource?
     /// curl's error message: the easy handle's buffer, while the transfer has one.
-    var errorBuffer: UnsafeMutablePointer<CChar>?
+    @exclusivity(unchecked) var errorBuffer: UnsafeMutablePointer<CChar>?
     /// The options set on the easy handle beyond those every transfer sets (loop thread).
-    var handleFootprint: OptionFootprint = []
+    @exclusivity(unchecked) var handleFootprint: OptionFootprint = []
     /// Where the transfer stands in its loop's ``AdmissionQueue``.
-    var admission = Admission.new
+    @exclusivity(unchecked) var admission = Admission.new
     /// The queue's record of this transfer's origin, while it waits or runs. Weak: the origin
     /// holds its waiting transfers, and the queue's `origins` keeps it alive while any of them
     /// waits or runs, so a queue dropped with transfers still waiting leaves no cycle behind
