@@ -42,11 +42,15 @@ extension Hop<RawResponseHead> {
 /// by the invariant above, and no access overlaps another, since curl calls the callbacks
 /// from `curl_multi_perform`, never while the loop is changing a transfer.
 final class Transfer: @unchecked Sendable {
+    /// How the awaiting task hears back. Its continuation is resumed exactly once: `deliver`
+    /// and `headComplete` clear it as they resume it, on the loop thread (an unchecked
+    /// continuation: the checked one allocates a canary per transfer and makes every copy of
+    /// this enum count references).
     enum Delivery {
         /// Resume once, at the end, with the whole body in memory.
-        case buffered(CheckedContinuation<RawHop, any Error>)
+        case buffered(UnsafeContinuation<RawHop, any Error>)
         /// Resume once the head is known; the body then flows through the channel.
-        case streamed(CheckedContinuation<RawHop, any Error>?, BodyChannel)
+        case streamed(UnsafeContinuation<RawHop, any Error>?, BodyChannel)
     }
 
     let request: PreparedRequest
