@@ -53,6 +53,44 @@ struct AdmissionQueueTests {
         #expect(b.request.originKey == "http://b.test:8080")
     }
 
+    @Test("a transfer finds the last origin without its key only when the key is its own")
+    func recentOriginMatchesExactly() {
+        let urls = [
+            "http://a.test/x", "http://a.test.evil/x", "http://a.test:80/x", "https://a.test/x", "http://a.tes/x",
+            "http://a.test/", "http://b.test/a.test",
+        ]
+        let transfers = urls.map { Self.transfer($0) }
+        for transfer in transfers {
+            for key in transfers.map(\.request.originKey) {
+                #expect(transfer.request.hasOrigin(key) == (transfer.request.originKey == key))
+            }
+        }
+        // Interleaved origins each keep their own count.
+        var queue = AdmissionQueue(limits: Self.limits(perHost: 1))
+        for transfer in transfers { queue.enqueue(transfer) }
+        #expect(queue.origins.count == 6)
+        #expect(queue.origins["http://a.test"]?.waiting.count == 2)
+    }
+
+    @Test("an origin dropped when idle comes back as new: what it learned about HTTP/2 is gone")
+    func aDroppedOriginComesBackNew() {
+        var queue = AdmissionQueue(limits: Self.limits(perHost: 1))
+        let first = Self.transfer("https://h2.test/1")
+        queue.enqueue(first)
+        #expect(Self.drain(&queue).count == 1)
+        queue.release(first, httpVersion: 2)
+        #expect(queue.origins.isEmpty)
+        // One at a time to the same origin: back in the list, one connection's worth per transfer.
+        let next = (2..<4).map { Self.transfer("https://h2.test/\($0)") }
+        for transfer in next { queue.enqueue(transfer) }
+        #expect(queue.origins.count == 1)
+        #expect(Self.drain(&queue).count == 1)
+        queue.release(next[0], httpVersion: 1)
+        #expect(Self.drain(&queue).count == 1)
+        queue.release(next[1], httpVersion: 1)
+        #expect(queue.origins.isEmpty)
+    }
+
     @Test("under a total limit, the oldest waiting transfer goes first whatever its origin")
     func totalLimitKeepsArrivalOrder() {
         var queue = AdmissionQueue(limits: Self.limits(perHost: 4, total: 1))

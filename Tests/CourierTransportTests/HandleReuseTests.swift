@@ -62,4 +62,19 @@ import Testing
             #expect(server.requests(to: "/bytes").count == 1)
         }
     }
+
+    /// curl counts the retries of a request whose reused connection died per handle, and only
+    /// `curl_easy_reset` clears the count: a handle kept without resets would fail its sixth
+    /// retry with "Connection died, tried 5 times" however far apart the retries came.
+    @Test func retriesOnDeadConnectionsDoNotAddUpAcrossTransfers() async throws {
+        try await withLoopback(configuration: oneLoop()) { server, transport in
+            for key in 0..<8 {
+                _ = try await transport.send(server.request("/bytes?n=10"))
+                // Sent over the connection `/bytes` left open, which the server then closes.
+                let response = try await transport.send(server.request("/close-first?key=\(key)"))
+                #expect(response.head.status == .ok)
+                #expect(response.metrics.newConnections == 1)
+            }
+        }
+    }
 }

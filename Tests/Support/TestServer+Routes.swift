@@ -10,7 +10,7 @@ import NIOHTTP1
 /// `/redirect-loop`, `/echo`, `/stream?count=&size=&delayMs=`, `/slow-body?chunks=&delayMs=`,
 /// `/duplicate-same-length`.
 /// Faults: `/gzip-corrupt`, `/gzip-truncated`, `/gzip-trailing-garbage`, `/gzip-bomb?mb=`,
-/// `/unknown-encoding`, `/stall`, `/close-mid-body`, `/close-immediately`,
+/// `/unknown-encoding`, `/stall`, `/close-mid-body`, `/close-immediately`, `/close-first?key=`,
 /// `/close-mid-headers`, `/conflicting-length`, `/two-locations`, `/bare-cr`,
 /// `/nul-header`, `/huge-headers?kb=`, `/obs-fold`.
 extension TestServer {
@@ -87,6 +87,14 @@ extension TestServer {
             out.raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100), thenClose: true)
         case "/close-immediately":
             out.close()
+        case "/close-first":
+            // Closes without an answer the first time it sees `key`, answers after: a client that
+            // sent it over a reused connection retries on a new one and succeeds.
+            let seen = flakyCounts.withLock { counts in
+                defer { counts["close-first " + (request.query("key") ?? ""), default: 0] += 1 }
+                return counts["close-first " + (request.query("key") ?? ""), default: 0]
+            }
+            if seen == 0 { out.close() } else { out.send(200, body: Array("ok".utf8)) }
         case "/close-mid-headers":
             out.raw("HTTP/1.1 200 OK\r\nContent-Le", thenClose: true)
         case "/conflicting-length":

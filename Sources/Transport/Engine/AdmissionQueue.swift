@@ -30,6 +30,8 @@ struct AdmissionQueue {
         @exclusivity(unchecked) var units = 0
         @exclusivity(unchecked) var multiplexes: Bool
         @exclusivity(unchecked) var waiting = FIFO<Transfer>()
+        /// Whether `origins` holds it (a dropped origin may live on as the queue's `recent`).
+        @exclusivity(unchecked) var isListed = true
 
         init(key: String, multiplexes: Bool) {
             self.key = key
@@ -56,6 +58,10 @@ struct AdmissionQueue {
     private var sequence = 0
     /// Transfers waiting and not cancelled.
     private(set) var count = 0
+    /// The origin of the last transfer queued: the next transfer to the same origin (the usual
+    /// case) finds it without building its key, and, when it was dropped meanwhile (one
+    /// transfer at a time), puts it back as new rather than making another.
+    private var recent: Origin?
 
     init(limits: CurlEventLoop.Limits) {
         perHost = limits.connectionsPerHost > 0 ? limits.connectionsPerHost * Self.unitsPerConnection : nil
@@ -68,13 +74,24 @@ struct AdmissionQueue {
     mutating func enqueue(_ transfer: Transfer) {
         sequence &+= 1
         transfer.admission = .waiting(sequence: sequence)
-        let key = transfer.request.originKey
         let origin: Origin
-        if let known = origins[key] {
-            origin = known
+        if let recent, transfer.request.hasOrigin(recent.key) {
+            origin = recent
+            if !recent.isListed {
+                // Dropped when it went idle: back as a new origin would be, knowing nothing.
+                recent.multiplexes = transfer.request.options.httpVersion.mode == .http2PriorKnowledge
+                recent.isListed = true
+                origins[recent.key] = recent
+            }
         } else {
-            origin = Origin(key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
-            origins[key] = origin
+            let key = transfer.request.originKey
+            if let known = origins[key] {
+                origin = known
+            } else {
+                origin = Origin(key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
+                origins[key] = origin
+            }
+            recent = origin
         }
         origin.waiting.append(transfer)
         transfer.origin = origin
@@ -123,7 +140,10 @@ struct AdmissionQueue {
         if let httpVersion, httpVersion >= 2 { origin.multiplexes = true }
         // An origin with nothing running and nothing waiting is dropped, so that a crawler's
         // hosts do not accumulate; what it learned about multiplexing goes with it.
-        if origin.units == 0 && origin.headSequence() == nil { origins[origin.key] = nil }
+        if origin.units == 0 && origin.headSequence() == nil {
+            origins[origin.key] = nil
+            origin.isListed = false
+        }
     }
 
     /// Every transfer still waiting, in arrival order, removed from the queue (for shutdown).

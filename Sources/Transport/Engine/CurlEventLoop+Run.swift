@@ -88,7 +88,10 @@ extension CurlEventLoop {
             handle = idle
             // Options the last transfer set and this one will not set again go back to curl's
             // defaults; every other option is overwritten by `attach`.
-            if !footprint.isSuperset(of: handle.footprint) { curl_easy_reset(handle.easy) }
+            if !footprint.isSuperset(of: handle.footprint) || handle.uses >= Self.usesBetweenResets {
+                curl_easy_reset(handle.easy)
+                handle.uses = 0
+            }
         } else if let easy = curl_easy_init() {
             handle = IdleHandle(
                 easy: easy, errors: .allocate(capacity: Int(courier_error_size)), footprint: [])
@@ -97,11 +100,12 @@ extension CurlEventLoop {
             return
         }
         handle.footprint = footprint
+        handle.uses += 1
         do {
             try transfer.attach(to: handle.easy, errors: handle.errors)
         } catch {
             // Some options may be set, others not: the next transfer starts from a reset.
-            handle.footprint = OptionFootprint(rawValue: .max)
+            handle.footprint = .unknown
             transfer.detach()
             recycle(handle)
             refuse(transfer, error)
@@ -115,6 +119,7 @@ extension CurlEventLoop {
             return
         }
         transfer.handleFootprint = footprint
+        transfer.handleUses = handle.uses
         running[ObjectIdentifier(transfer)] = transfer
     }
 
@@ -149,15 +154,24 @@ extension CurlEventLoop {
             _ = courier_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
             admission.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
             transferLeft()
+            var connects = 0
+            _ = courier_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
             transfer.complete(with: result)
-            takeHandle(from: transfer)
+            takeHandle(from: transfer, clean: result == CURLE_OK && connects == 0)
         }
     }
 
-    /// Takes a finished transfer's easy handle back for the next transfer.
-    private func takeHandle(from transfer: Transfer) {
-        guard let easy = transfer.easy, let errors = transfer.errorBuffer else { return }
-        let handle = IdleHandle(easy: easy, errors: errors, footprint: transfer.handleFootprint)
+    /// Takes a finished transfer's easy handle back for the next transfer. A transfer that is
+    /// not `clean` (it failed, was removed, or opened a connection) leaves a handle that the
+    /// next `add` resets (see ``CurlEventLoop/usesBetweenResets``).
+    private func takeHandle(from transfer: Transfer, clean: Bool = false) {
+        guard let easy = transfer.easy, let errors = transfer.errorBuffer else {
+            assertionFailure("a running transfer without its easy handle")
+            return
+        }
+        var handle = IdleHandle(
+            easy: easy, errors: errors, footprint: clean ? transfer.handleFootprint : .unknown)
+        handle.uses = transfer.handleUses
         transfer.detach()
         recycle(handle)
     }

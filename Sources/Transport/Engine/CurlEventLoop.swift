@@ -42,7 +42,16 @@ final class CurlEventLoop: @unchecked Sendable {
         let easy: UnsafeMutableRawPointer
         let errors: UnsafeMutablePointer<CChar>
         var footprint: OptionFootprint
+        /// Transfers since its last `curl_easy_reset`.
+        var uses = 0
     }
+
+    /// A handle is reset at least this often, whatever its transfers set. Options are not all
+    /// curl keeps per handle: it counts the retries of requests whose reused connection died,
+    /// clears the count only in `curl_easy_reset`, and fails the sixth retry ("Connection died,
+    /// tried 5 times"). A transfer that failed or opened a connection (where a retry shows)
+    /// resets its handle anyway; this bounds what retries on other pooled connections can add.
+    static let usesBetweenResets = 16
 
     struct Inbox {
         var commands: [Command] = []

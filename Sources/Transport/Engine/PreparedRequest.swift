@@ -1,4 +1,7 @@
 internal import HTTPTypes
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// A request reduced to what curl needs: computed off the loop thread.
 struct PreparedRequest: Sendable {
@@ -81,6 +84,23 @@ struct PreparedRequest: Sendable {
         guard let source = bytes.baseAddress else { return target }
         target.update(from: source, count: bytes.count)
         return target + bytes.count
+    }
+
+    /// Whether `key` is this request's ``originKey``, found without building the key: the URL
+    /// starts with it and, past it, ends or goes on with the path's slash.
+    func hasOrigin(_ key: String) -> Bool {
+        guard options.unixSocketPath == nil else { return originKey == key }
+        var url = url, key = key
+        let matches = url.withUTF8 { url in
+            key.withUTF8 { key in
+                guard url.count >= key.count, let urlBase = url.baseAddress, let keyBase = key.baseAddress,
+                    memcmp(urlBase, keyBase, key.count) == 0
+                else { return false }
+                return url.count == key.count || url[key.count] == UInt8(ascii: "/")
+            }
+        }
+        assert(matches == (originKey == key), "hasOrigin disagrees with originKey")
+        return matches
     }
 
     /// What curl's per-host connection limit counts by: `scheme://authority`, and the Unix

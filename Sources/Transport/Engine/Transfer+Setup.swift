@@ -6,7 +6,9 @@ internal import Glibc
 /// The options ``Transfer/attach(to:errors:)`` sets for some transfers only, one bit each.
 /// Every other option is set for every transfer, overwriting what the handle's last transfer
 /// set; so a handle whose last footprint is part of the next one's needs no `curl_easy_reset`
-/// (some 3,000 instructions, and the options set again after it).
+/// (some 3,000 instructions, and the options set again after it). An option that `attach` sets
+/// for some transfers only needs a bit here, in ``Transfer/footprint`` and at its `check`; the
+/// debug check in `attach` catches a bit missing from one of the last two, not from all three.
 struct OptionFootprint: OptionSet, Sendable {
     let rawValue: UInt32
 
@@ -26,6 +28,8 @@ struct OptionFootprint: OptionSet, Sendable {
     static let unixSocket = OptionFootprint(rawValue: 1 << 13)
     static let maximumFileSize = OptionFootprint(rawValue: 1 << 14)
     static let progress = OptionFootprint(rawValue: 1 << 15)
+    /// A handle in an unknown state: the next transfer resets it, whatever it sets.
+    static let unknown = OptionFootprint(rawValue: .max)
 }
 
 extension Transfer {

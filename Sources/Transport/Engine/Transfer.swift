@@ -70,6 +70,8 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var errorBuffer: UnsafeMutablePointer<CChar>?
     /// The options set on the easy handle beyond those every transfer sets (loop thread).
     @exclusivity(unchecked) var handleFootprint: OptionFootprint = []
+    /// Transfers the easy handle has run since its last reset, this one included (loop thread).
+    @exclusivity(unchecked) var handleUses = 0
     /// Where the transfer stands in its loop's ``AdmissionQueue``.
     @exclusivity(unchecked) var admission = Admission.new
     /// The queue's record of this transfer's origin, while it waits or runs. Weak: the origin
