@@ -17,7 +17,7 @@ extension CurlTransport {
     static func response(of hop: HopResult, redirects: Int, options: TransferOptions) throws -> TransportResponse {
         var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
         response.metrics.redirectCount = redirects
-        if options.decompressesResponses {
+        if options.decompressesResponses && hop.mayBeEncoded {
             let codings = try ContentCodings(headers: hop.head.headerFields)
             if !codings.isIdentity {
                 response.body = try codings.decode(hop.body, limit: options.maximumBodySize)

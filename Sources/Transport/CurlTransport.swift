@@ -139,7 +139,7 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         }
         var head = hop.head
         var codings = ContentCodings.identity
-        if options.decompressesResponses {
+        if options.decompressesResponses && hop.mayBeEncoded {
             do {
                 codings = try ContentCodings(headers: head.headerFields)
             } catch {

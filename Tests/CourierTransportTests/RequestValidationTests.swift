@@ -89,6 +89,30 @@ import Testing
         }
     }
 
+    /// A head without `Content-Encoding` skips looking for one later: the flag must see the
+    /// field however its name is spelled.
+    @Test(arguments: [
+        ("Content-Encoding: gzip", true), ("content-encoding: gzip", true), ("CONTENT-ENCODING: gzip", true),
+        ("Content-Encoding-X: gzip", false), ("Content-Type: text/plain", false),
+    ])
+    func contentEncodingIsNoticedInAnySpelling(_ line: String, _ expected: Bool) throws {
+        var parser = ResponseHeadParser(limit: 1 << 16)
+        for text in ["HTTP/1.1 200 OK\r\n", line + "\r\n", "\r\n"] {
+            _ = try Array(text.utf8).withUnsafeBytes { try parser.consume($0) }
+        }
+        #expect(parser.isComplete)
+        #expect(parser.hasContentEncoding == expected)
+    }
+
+    @Test func contentLengthListsMustAgree() throws {
+        #expect(try parse(["HTTP/1.1 200 OK\r\n", "Content-Length: 12 , 12,12\r\n", "\r\n"]) != nil)
+        for bad in ["12, 13", "12,", ",12", "", "1x", "1234567890123456789", "12,,12"] {
+            #expect(throws: ServiceError.self, "\(bad)") {
+                try parse(["HTTP/1.1 200 OK\r\n", "Content-Length: \(bad)\r\n", "\r\n"])
+            }
+        }
+    }
+
     @Test func anInvalidStatusLineIsMalformed() {
         #expect(throws: ServiceError.self) { try parse(["HTCPCP/1.0 418\r\n", "\r\n"]) }
         #expect(throws: ServiceError.self) { try parse(["HTTP/1.1 20 OK\r\n", "\r\n"]) }

@@ -69,7 +69,10 @@ struct RawResponseHead: Sendable {
     }
 
     /// The checked head, built from the stored lines.
-    func response() throws(ServiceError) -> HTTPResponse {
+    func response() throws(ServiceError) -> HTTPResponse { try parsed().response }
+
+    /// The checked head, and whether it has a `Content-Encoding` field.
+    func parsed() throws(ServiceError) -> (response: HTTPResponse, hasContentEncoding: Bool) {
         var parser = ResponseHeadParser(limit: Int.max, expectedFields: fieldLines)
         var completed = false
         var failure: ServiceError?
@@ -98,7 +101,7 @@ struct RawResponseHead: Sendable {
         guard completed, let response = parser.response else {
             throw ServiceError(.malformedResponse, "The response head is incomplete.")
         }
-        return response
+        return (response, parser.hasContentEncoding)
     }
 
     private static let blankLine: [UInt8] = [UInt8(ascii: "\r"), UInt8(ascii: "\n")]

@@ -21,6 +21,9 @@ struct ResponseHeadParser {
     private(set) var fields = HTTPFields()
     private(set) var isComplete = false
     private(set) var contentLength: Int64?
+    /// Whether the final head has a `Content-Encoding` field (so that a response without one
+    /// skips looking for it, a scan of every field).
+    private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
 
@@ -88,6 +91,7 @@ struct ResponseHeadParser {
         case .location:
             locationCount += 1
             if locationCount > 1 { throw malformed("The response has more than one Location header.") }
+        case .contentEncoding: hasContentEncoding = true
         case .other: break
         }
         fields.append(Self.field(name, value: value))
@@ -106,15 +110,16 @@ struct ResponseHeadParser {
     }
 
     /// The field `HTTPField(name:lenientValue:)` makes (every byte kept; NUL and CR were refused
-    /// above), without its generic UTF-8 validation, which instantiates metadata at every call:
-    /// a value of visible ASCII, spaces and tabs, with no space or tab at either end (almost
-    /// every value, once trimmed), is legal as it is, so the field's string is built directly
-    /// and holds the same bytes.
+    /// above), without its generic UTF-8 validation, which instantiates metadata at every call.
+    /// Almost every value is legal as it is: its string, legalized by `HTTPField(name:value:)`,
+    /// holds the very bytes, and the field is the lenient one. A value that changed on the way
+    /// (invalid UTF-8 repaired, a control byte made a space) takes the lenient path instead.
     private static func field(_ name: HTTPField.Name, value: UnsafeRawBufferPointer) -> HTTPField {
-        for byte in value where byte != 0x09 && (byte < 0x20 || byte >= 0x7F) {
-            return HTTPField(name: name, lenientValue: value)
+        let field = HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+        let unchanged = field.withUnsafeBytesOfValue { kept in
+            kept.count == value.count && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
         }
-        return HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
+        return unchanged ? field : HTTPField(name: name, lenientValue: value)
     }
 
     private mutating func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>) throws(ServiceError) -> Bool {
@@ -144,29 +149,37 @@ struct ResponseHeadParser {
 
     private mutating func checkContentLength(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
         // A list of identical values is allowed (RFC 9110, 8.6); different ones are not.
-        for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            var digits = element[...]
-            while let first = digits.first, first == 0x20 || first == 0x09 { digits = digits.dropFirst() }
-            while let last = digits.last, last == 0x20 || last == 0x09 { digits = digits.dropLast() }
-            guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw malformed("The response has an invalid Content-Length.")
+        var start = 0
+        while start <= value.count {
+            var end = start
+            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start, last = end
+            while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
+            while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
+            guard last > first, last - first <= 18 else { throw malformed("The response has an invalid Content-Length.") }
+            var parsed: Int64 = 0
+            for index in first..<last {
+                let digit = value[index] &- 0x30
+                guard digit < 10 else { throw malformed("The response has an invalid Content-Length.") }
+                parsed = parsed * 10 + Int64(digit)
             }
-            let parsed = digits.reduce(Int64(0)) { $0 * 10 + Int64($1 - 0x30) }
             if let contentLength, contentLength != parsed {
                 throw malformed("The response has conflicting Content-Length values.")
             }
             contentLength = parsed
+            start = end + 1
         }
     }
 
     /// What the parser checks a field for, beyond its value.
     enum Role {
-        case contentLength, location, other
+        case contentLength, location, contentEncoding, other
 
         init(of name: HTTPField.Name) {
             switch name {
             case .contentLength: self = .contentLength
             case .location: self = .location
+            case .contentEncoding: self = .contentEncoding
             default: self = .other
             }
         }

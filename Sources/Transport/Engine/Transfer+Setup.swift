@@ -58,7 +58,7 @@ extension Transfer {
             if client.privateKeyPassword != nil { footprint.insert(.keyPassword) }
         }
         switch options.proxy.mode {
-        case .none: footprint.insert(.proxy)
+        case .none: footprint.formUnion([.proxy, .noProxy])
         case .environment: break
         case .url(_, let bypass):
             footprint.insert(.proxy)
@@ -175,7 +175,11 @@ extension Transfer {
 
         // Proxy: an empty string makes curl ignore the environment variables.
         switch options.proxy.mode {
-        case .none: check(courier_easy_setopt_string(handle, CURLOPT_PROXY, ""), .proxy)
+        case .none:
+            check(courier_easy_setopt_string(handle, CURLOPT_PROXY, ""), .proxy)
+            // Set, so that curl does not read `no_proxy` and `NO_PROXY` from the environment for
+            // every transfer (two scans of the environment).
+            check(courier_easy_setopt_string(handle, CURLOPT_NOPROXY, ""), .noProxy)
         case .environment: break
         case .url(let url, let bypass):
             check(courier_easy_setopt_string(handle, CURLOPT_PROXY, url), .proxy)

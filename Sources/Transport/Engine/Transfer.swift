@@ -17,6 +17,9 @@ struct Hop<Head: Sendable>: Sendable {
     var redirectURL: String?
     /// For streamed transfers: where the body chunks arrive.
     var channel: BodyChannel?
+    /// False only when the head is known to have no `Content-Encoding`, so there is nothing
+    /// to inflate and no need to look.
+    var mayBeEncoded = true
 }
 
 typealias RawHop = Hop<RawResponseHead>
@@ -25,7 +28,10 @@ typealias HopResult = Hop<HTTPResponse>
 extension Hop<RawResponseHead> {
     /// The hop with its head built and checked (on the awaiting task's thread).
     func parsed() throws(ServiceError) -> HopResult {
-        HopResult(head: try head.response(), body: body, metrics: metrics, redirectURL: redirectURL, channel: channel)
+        let (response, hasContentEncoding) = try head.parsed()
+        return HopResult(
+            head: response, body: body, metrics: metrics, redirectURL: redirectURL, channel: channel,
+            mayBeEncoded: hasContentEncoding)
     }
 }
 
