@@ -133,7 +133,7 @@ extension TestServer {
     private func sendPattern(count: Int, _ out: Responder) {
         out.raw("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(count)\r\n\r\n")
         func writeChunk(from offset: Int) {
-            guard offset < count else { return }
+            guard offset < count, !out.isHead else { return }
             let size = min(256 << 10, count - offset)
             var buffer = out.allocator.buffer(capacity: size)
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { pointer in
