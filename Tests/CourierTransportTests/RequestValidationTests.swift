@@ -104,6 +104,19 @@ import Testing
         #expect(parser.hasContentEncoding == expected)
     }
 
+    /// A common field whose line repeats is reused from the last head this thread parsed
+    /// (`RecentFields`); one whose value changed, even by a byte, is built again.
+    @Test func repeatedLinesReuseTheirFieldAndChangedOnesDoNot() throws {
+        let values = ["nginx/1.22.1", "nginx/1.22.1", "nginx/1.22.2", "", "nginx/1.22.2", "caf\u{E9}", "a\u{1}b"]
+        for value in values {
+            let head = try #require(try parse(["HTTP/1.1 200 OK\r\n", "Server: \(value)\r\n", "ETag: \"\(value)\"\r\n", "\r\n"]))
+            let server = try #require(head.headerFields.first { $0.name == .server })
+            #expect(server.withUnsafeBytesOfValue { Array($0) } == Array(value.utf8))
+            #expect(server == HTTPField(name: .server, lenientValue: Array(value.utf8)))
+            #expect(head.headerFields[.eTag] == "\"\(value)\"")
+        }
+    }
+
     @Test func contentLengthListsMustAgree() throws {
         #expect(try parse(["HTTP/1.1 200 OK\r\n", "Content-Length: 12 , 12,12\r\n", "\r\n"]) != nil)
         for bad in ["12, 13", "12,", ",12", "", "1x", "1234567890123456789", "12,,12"] {

@@ -26,6 +26,8 @@ struct ResponseHeadParser {
     private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
+    /// This thread's recent fields, looked up at the first common field.
+    private var recent: RecentFields?
 
     /// - Parameter expectedFields: how many fields the head probably has, to size the storage
     ///   once (a hint: more or fewer are fine).
@@ -69,8 +71,9 @@ struct ResponseHeadParser {
         let nameBytes = UnsafeBufferPointer(start: base, count: colon)
         let name: HTTPField.Name
         let role: Role
+        var slot: Int?
         if let common = Self.commonName(nameBytes) {
-            (name, role) = common
+            (name, role, slot) = (common.name, common.role, common.slot)
         } else if let parsed = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) {
             name = parsed
             role = Role(of: parsed)
@@ -94,7 +97,19 @@ struct ResponseHeadParser {
         case .contentEncoding: hasContentEncoding = true
         case .other: break
         }
-        fields.append(Self.field(name, value: value))
+        if let slot {
+            let recent = self.recent ?? RecentFields.current
+            self.recent = recent
+            if let field = recent.field(slot: slot, value: value) {
+                fields.append(field)
+            } else {
+                let field = Self.field(name, value: value)
+                recent.remember(field, slot: slot, value: value)
+                fields.append(field)
+            }
+        } else {
+            fields.append(Self.field(name, value: value))
+        }
         return false
     }
 
@@ -189,6 +204,8 @@ struct ResponseHeadParser {
         let bytes: [UInt8]
         let name: HTTPField.Name
         let role: Role
+        /// Its place in ``RecentFields``: one per spelling.
+        let slot: Int
     }
 
     /// Field names most responses carry, by length, each as sent in its usual spelling and in
@@ -199,22 +216,25 @@ struct ResponseHeadParser {
             .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
         ]
         var table = [[CommonName]](repeating: [], count: 32)
+        var slots = 0
         for name in names {
             for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
                 let bytes = Array(spelling.rawName.utf8)
                 if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
-                    table[bytes.count].append(CommonName(bytes: bytes, name: spelling, role: Role(of: name)))
+                    table[bytes.count].append(CommonName(bytes: bytes, name: spelling, role: Role(of: name), slot: slots))
+                    slots += 1
                 }
             }
         }
+        precondition(slots <= RecentFields.slots, "more common names than recent-field slots")
         return table
     }()
 
-    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (HTTPField.Name, Role)? {
+    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (name: HTTPField.Name, role: Role, slot: Int)? {
         guard raw.count < commonNames.count, let base = raw.baseAddress else { return nil }
         for candidate in commonNames[raw.count]
         where candidate.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, raw.count) == 0 }) {
-            return (candidate.name, candidate.role)
+            return (candidate.name, candidate.role, candidate.slot)
         }
         return nil
     }
