@@ -232,7 +232,7 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         let loop = group.loopForTransfer()
         defer { options.cancellation?.unregister() }
         let raw = try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<RawHop, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
                 if streamed {
                     let channel = BodyChannel(
                         highWater: configuration.streamBufferSize,

@@ -117,6 +117,58 @@ import Testing
         }
     }
 
+    /// The fields a head must have: each line's name and bytes, built without the parser.
+    static func expected(_ lines: [(String, String)]) -> HTTPFields {
+        var fields = HTTPFields()
+        for (name, value) in lines { fields.append(HTTPField(name: HTTPField.Name(name)!, lenientValue: Array(value.utf8))) }
+        return fields
+    }
+
+    static func head(_ lines: [(String, String)]) -> [String] {
+        ["HTTP/1.1 200 OK\r\n"] + lines.map { "\($0.0): \($0.1)\r\n" } + ["\r\n"]
+    }
+
+    /// A head is built on the last one this thread parsed (`RecentFields`): whatever the last
+    /// head was (longer, shorter, reordered, another spelling, a changed byte), the result is
+    /// exactly this head's lines. Synchronous, so that every head is parsed on one thread.
+    @Test func aHeadBuiltOnTheLastOneHoldsExactlyItsOwnLines() throws {
+        let heads: [[(String, String)]] = [
+            [("Server", "nginx"), ("Date", "Thu, 26 Nov 2026 20:00:00 GMT"), ("Content-Type", "application/json")],
+            [("Server", "nginx"), ("Date", "Thu, 26 Nov 2026 20:00:01 GMT"), ("Content-Type", "application/json")],
+            [("Server", "nginx"), ("Date", "Thu, 26 Nov 2026 20:00:01 GMT"), ("Content-Type", "application/json")],
+            [("Server", "nginx")],
+            [("Content-Type", "application/json"), ("Server", "nginx"), ("X-Extra", "1"), ("ETag", "\"a\"")],
+            [("content-type", "application/json"), ("server", "nginx"), ("X-Extra", "2"), ("ETag", "\"b\"")],
+            [("Content-Type", "application/json"), ("Server", "nginx"), ("X-Extra", "1"), ("ETag", "\"a\"")],
+            [("Content-Type", "application/jsoN"), ("Server", "nginx"), ("X-Extra", "1"), ("ETag", "\"a\"")],
+            [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"), ("Set-Cookie", "a=1")],
+            [("Set-Cookie", "b=2"), ("Set-Cookie", "b=2"), ("Set-Cookie", "a=1")],
+            [],
+            [("Server", "nginx"), ("Date", "Thu, 26 Nov 2026 20:00:01 GMT"), ("Content-Type", "application/json")],
+        ]
+        for lines in heads + heads.reversed() {
+            let response = try #require(try parse(Self.head(lines)))
+            #expect(response.headerFields == Self.expected(lines))
+            #expect(Array(response.headerFields).map { $0.name.rawName } == lines.map(\.0))
+        }
+    }
+
+    /// Two parsers on one thread, one inside the other: neither takes the other's fields.
+    @Test func interleavedParsersKeepTheirOwnFields() throws {
+        let outer: [(String, String)] = [("Server", "a"), ("Content-Type", "text/plain"), ("ETag", "\"1\"")]
+        let inner: [(String, String)] = [("Server", "b"), ("Content-Type", "text/html"), ("ETag", "\"2\"")]
+        for _ in 0..<3 {
+            var parser = ResponseHeadParser(limit: 1 << 16)
+            let lines = Self.head(outer)
+            for (index, line) in lines.enumerated() {
+                if index == 2 { #expect(try parse(Self.head(inner))?.headerFields == Self.expected(inner)) }
+                _ = try Array(line.utf8).withUnsafeBytes { try parser.consume($0) }
+            }
+            #expect(parser.response?.headerFields == Self.expected(outer))
+            #expect(try parse(Self.head(outer))?.headerFields == Self.expected(outer))
+        }
+    }
+
     @Test func contentLengthListsMustAgree() throws {
         #expect(try parse(["HTTP/1.1 200 OK\r\n", "Content-Length: 12 , 12,12\r\n", "\r\n"]) != nil)
         for bad in ["12, 13", "12,", ",12", "", "1x", "1234567890123456789", "12,,12"] {

@@ -26,8 +26,12 @@ struct ResponseHeadParser {
     private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
-    /// This thread's recent fields, looked up at the first common field.
+    /// This thread's recent fields, looked up at the first field, and the number of the head
+    /// this parser builds there (see ``RecentFields/beginHead()``).
     private var recent: RecentFields?
+    private var headGeneration = 0
+    /// Fields of the final head so far (`fields` may hold more: it starts as the last head's).
+    private var fieldCount = 0
 
     /// - Parameter expectedFields: how many fields the head probably has, to size the storage
     ///   once (a hint: more or fewer are fine).
@@ -86,7 +90,7 @@ struct ResponseHeadParser {
         while end > start, base[end - 1] == 0x20 || base[end - 1] == 0x09 { end -= 1 }
         let value = UnsafeRawBufferPointer(start: base + start, count: end - start)
 
-        guard fields.count < FieldLimits.maximumCount else {
+        guard fieldCount < FieldLimits.maximumCount else {
             throw ServiceError(.headersTooLarge, "The response has more than \(FieldLimits.maximumCount) header fields.")
         }
         switch role {
@@ -97,18 +101,36 @@ struct ResponseHeadParser {
         case .contentEncoding: hasContentEncoding = true
         case .other: break
         }
-        if let slot {
-            let recent = self.recent ?? RecentFields.current
+        let recent: RecentFields
+        if let known = self.recent {
+            recent = known
+        } else {
+            recent = RecentFields.current
             self.recent = recent
-            if let field = recent.field(slot: slot, value: value) {
-                fields.append(field)
+            (headGeneration, fields) = recent.beginHead()
+        }
+        let index = fieldCount
+        fieldCount += 1
+        // The same field at the same place as in the last head: already in `fields`.
+        if let slot, recent.lastHead(headGeneration, matches: slot, value: value, at: index) { return false }
+        let field: HTTPField
+        if let slot {
+            if let known = recent.field(slot: slot, value: value) {
+                field = known
             } else {
-                let field = Self.field(name, value: value)
+                field = Self.field(name, value: value)
                 recent.remember(field, slot: slot, value: value)
-                fields.append(field)
             }
         } else {
-            fields.append(Self.field(name, value: value))
+            field = Self.field(name, value: value)
+        }
+        recent.stage(headGeneration, index: index, slot: slot, value: value)
+        if index < fields.count {
+            // Not `fields[index] = field`: its setter keeps the old field when the two compare
+            // equal, and names compare ignoring case, so a name's spelling would be lost.
+            fields.replaceSubrange(index..<index + 1, with: CollectionOfOne(field))
+        } else {
+            fields.append(field)
         }
         return false
     }
@@ -121,6 +143,8 @@ struct ResponseHeadParser {
             return false
         }
         isComplete = true
+        if fieldCount < fields.count { fields.removeSubrange(fieldCount...) }
+        recent?.commitHead(headGeneration, fields: fields)
         return true
     }
 
