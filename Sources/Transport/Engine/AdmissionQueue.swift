@@ -103,6 +103,11 @@ struct AdmissionQueue {
     mutating func forget(_ transfer: Transfer) {
         guard case .waiting = transfer.admission else { return }
         transfer.admission = .gone
+        // An origin left with nothing running and nothing waiting is dropped, as in `release`.
+        if let origin = transfer.origin, origin.isListed, origin.units == 0, origin.headSequence() == nil {
+            origins[origin.key] = nil
+            origin.isListed = false
+        }
         transfer.origin = nil
         count -= 1
     }
@@ -159,6 +164,8 @@ struct AdmissionQueue {
             }
         }
         count = 0
+        // Nothing queues after this (shutdown): the last origin need not outlive the queue's use.
+        recent = nil
         return all.sorted { $0.sequence < $1.sequence }
     }
 

@@ -131,7 +131,14 @@ extension CurlEventLoop {
     }
 
     private func remove(_ transfer: Transfer, failing error: ServiceError) {
-        guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil, let easy = transfer.easy else { return }
+        guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil else { return }
+        guard let easy = transfer.easy else {
+            assertionFailure("a running transfer without its easy handle")
+            admission.release(transfer)
+            transferLeft()
+            transfer.fail(error)
+            return
+        }
         curl_multi_remove_handle(multi, easy)
         admission.release(transfer)
         transferLeft()

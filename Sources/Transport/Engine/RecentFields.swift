@@ -17,18 +17,20 @@ internal import Glibc
 /// One per thread, reached through a thread-specific key, so no lock: a thread parses one
 /// head at a time (a parser that finds another began on its thread meanwhile stops using it).
 /// Bounded: one value of at most ``maximumValueBytes`` per name and per field of the last
-/// head, their buffers reused.
+/// head (of at most ``maximumHeadFields``), their buffers reused. A `Set-Cookie` is never kept,
+/// nor a head that has one.
 final class RecentFields {
     static let maximumValueBytes = 128
-    static let slots = 32
+    /// A head with more fields is not kept as the last head.
+    static let maximumHeadFields = 32
 
     // Thread-confined (see the type's doc): no dynamic exclusivity checks needed.
     @exclusivity(unchecked) private var values: [[UInt8]]
     @exclusivity(unchecked) private var fields: [HTTPField?]
 
     private init() {
-        values = Array(repeating: [], count: Self.slots)
-        fields = Array(repeating: nil, count: Self.slots)
+        values = Array(repeating: [], count: ResponseHeadParser.recentSlots)
+        fields = Array(repeating: nil, count: ResponseHeadParser.recentSlots)
     }
 
     /// The field last built for `slot` if its value had exactly these bytes.
@@ -63,6 +65,9 @@ final class RecentFields {
     /// complete: their index, slot and bytes (in `stagedBytes`).
     @exclusivity(unchecked) private var staged: [(index: Int, slot: Int, start: Int, count: Int)] = []
     @exclusivity(unchecked) private var stagedBytes: [UInt8] = []
+    /// False once the head being parsed has a field the cache must not keep (a value over
+    /// ``maximumValueBytes``, or a `Set-Cookie`): it will not become the last head.
+    @exclusivity(unchecked) private var stagedHeadIsKept = true
     /// Which head is being parsed: a parser whose number is no longer current (another parser
     /// began on this thread meanwhile) matches nothing and commits nothing.
     @exclusivity(unchecked) private var generation = 0
@@ -72,6 +77,7 @@ final class RecentFields {
         generation &+= 1
         staged.removeAll(keepingCapacity: true)
         stagedBytes.removeAll(keepingCapacity: true)
+        stagedHeadIsKept = true
         return (generation, head)
     }
 
@@ -85,9 +91,11 @@ final class RecentFields {
 
     /// Field `index` of the head being parsed differs from the last head's: it matches nothing
     /// from now on, and takes `slot` (nil: not a common name) and `value` if the head completes.
-    func stage(_ generation: Int, index: Int, slot: Int?, value: UnsafeRawBufferPointer) {
+    /// `keepsHead` false: the head must not be kept (its field may carry a secret).
+    func stage(_ generation: Int, index: Int, slot: Int?, value: UnsafeRawBufferPointer, keepsHead: Bool) {
         if index < headSlots.count { headSlots[index] = -1 }
         guard generation == self.generation else { return }
+        if !keepsHead || value.count > Self.maximumValueBytes { stagedHeadIsKept = false }
         if let slot, value.count <= Self.maximumValueBytes {
             staged.append((index, slot, stagedBytes.count, value.count))
             stagedBytes.append(contentsOf: value)
@@ -99,6 +107,14 @@ final class RecentFields {
     /// The head numbered `generation` completed with `fields`: it becomes the last head.
     func commitHead(_ generation: Int, fields: HTTPFields) {
         guard generation == self.generation else { return }
+        guard stagedHeadIsKept, fields.count <= Self.maximumHeadFields else {
+            // Not kept: nothing of it stays, and nothing matches until the next kept head.
+            head = HTTPFields()
+            headSlots.removeAll(keepingCapacity: true)
+            headValues.removeAll()
+            self.generation &+= 1
+            return
+        }
         if headSlots.count > fields.count {
             headSlots.removeLast(headSlots.count - fields.count)
             headValues.removeLast(headValues.count - fields.count)

@@ -99,10 +99,13 @@ struct ResponseHeadParser {
             locationCount += 1
             if locationCount > 1 { throw malformed("The response has more than one Location header.") }
         case .contentEncoding: hasContentEncoding = true
-        case .other: break
+        case .setCookie, .other: break
         }
         let recent: RecentFields
         if let known = self.recent {
+            // A parser is used on one thread from its first field to its last: the cache is that
+            // thread's and has no lock.
+            assert(known === RecentFields.current, "a response head parser moved to another thread")
             recent = known
         } else {
             recent = RecentFields.current
@@ -124,7 +127,7 @@ struct ResponseHeadParser {
         } else {
             field = Self.field(name, value: value)
         }
-        recent.stage(headGeneration, index: index, slot: slot, value: value)
+        recent.stage(headGeneration, index: index, slot: slot, value: value, keepsHead: role != .setCookie)
         if index < fields.count {
             // Not `fields[index] = field`: its setter keeps the old field when the two compare
             // equal, and names compare ignoring case, so a name's spelling would be lost.
@@ -212,13 +215,17 @@ struct ResponseHeadParser {
 
     /// What the parser checks a field for, beyond its value.
     enum Role {
-        case contentLength, location, contentEncoding, other
+        case contentLength, location, contentEncoding
+        /// A field that may carry a secret: never kept in ``RecentFields``.
+        case setCookie
+        case other
 
         init(of name: HTTPField.Name) {
             switch name {
             case .contentLength: self = .contentLength
             case .location: self = .location
             case .contentEncoding: self = .contentEncoding
+            case .setCookie: self = .setCookie
             default: self = .other
             }
         }
@@ -228,13 +235,14 @@ struct ResponseHeadParser {
         let bytes: [UInt8]
         let name: HTTPField.Name
         let role: Role
-        /// Its place in ``RecentFields``: one per spelling.
-        let slot: Int
+        /// Its place in ``RecentFields``: one per spelling; none for a field that may carry a
+        /// secret.
+        let slot: Int?
     }
 
     /// Field names most responses carry, by length, each as sent in its usual spelling and in
     /// lowercase (HTTP/2). A name matching one byte for byte needs no validation or lowercasing.
-    private static let commonNames: [[CommonName]] = {
+    private static let (commonNames, slotCount): ([[CommonName]], Int) = {
         let names: [HTTPField.Name] = [
             .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
             .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
@@ -245,16 +253,20 @@ struct ResponseHeadParser {
             for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
                 let bytes = Array(spelling.rawName.utf8)
                 if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
-                    table[bytes.count].append(CommonName(bytes: bytes, name: spelling, role: Role(of: name), slot: slots))
-                    slots += 1
+                    let role = Role(of: name)
+                    table[bytes.count].append(
+                        CommonName(bytes: bytes, name: spelling, role: role, slot: role == .setCookie ? nil : slots))
+                    if role != .setCookie { slots += 1 }
                 }
             }
         }
-        precondition(slots <= RecentFields.slots, "more common names than recent-field slots")
-        return table
+        return (table, slots)
     }()
 
-    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (name: HTTPField.Name, role: Role, slot: Int)? {
+    /// How many slots ``RecentFields`` needs: one per common spelling that it may keep.
+    static var recentSlots: Int { slotCount }
+
+    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (name: HTTPField.Name, role: Role, slot: Int?)? {
         guard raw.count < commonNames.count, let base = raw.baseAddress else { return nil }
         for candidate in commonNames[raw.count]
         where candidate.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, raw.count) == 0 }) {

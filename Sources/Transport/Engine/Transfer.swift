@@ -45,8 +45,9 @@ extension Hop<RawResponseHead> {
 ///
 /// The stored `var`s skip Swift's dynamic exclusivity checks (`@exclusivity(unchecked)`, some
 /// 2,000 instructions a request across the loop's state): one thread at a time touches them,
-/// by the invariant above, and no access overlaps another, since curl calls the callbacks
-/// from `curl_multi_perform`, never while the loop is changing a transfer.
+/// by the invariant above, and no access overlaps another: curl calls the callbacks from
+/// `curl_multi_perform` (and `curl_easy_pause`), never while the loop is in the middle of
+/// changing a transfer.
 final class Transfer: @unchecked Sendable {
     /// How the awaiting task hears back. Its continuation is resumed exactly once: `deliver`
     /// and `headComplete` clear it as they resume it, on the loop thread. A checked one: an
