@@ -21,6 +21,28 @@ import Testing
         peer.stop()
     }
 
+    /// HTTPS through a proxy goes through a CONNECT tunnel: the proxy's own "200 Connection
+    /// established" head must not become the response's (curl hands it to the header callback
+    /// unless told not to).
+    @Test func theResponseThroughAProxyTunnelIsTheServersNotTheProxys() async throws {
+        try peer.serve("missing", response: "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nX-From: server\r\n\r\nnot here")
+        let proxy = try ConnectProxy()
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = peer.certificateFile
+        options.proxy = .url("http://127.0.0.1:\(proxy.port)")
+        let response = try await transport.send(request("/missing"), body: nil, options: options)
+        #expect(response.head.status.code == 404)
+        #expect(response.head.headerFields[HTTPField.Name("X-From")!] == "server")
+        #expect(response.head.headerFields[HTTPField.Name("Proxy-Agent")!] == nil)
+        #expect(String(decoding: response.body, as: UTF8.self) == "not here")
+        let found = try await transport.send(request(), body: nil, options: options)
+        #expect(found.head.status.code == 200)
+        #expect(String(decoding: found.body, as: UTF8.self) == "hello over tls")
+        #expect(proxy.tunnels.allSatisfy { $0 == peer.authority } && !proxy.tunnels.isEmpty)
+        proxy.stop()
+        await finish()
+    }
+
     @Test func anUntrustedCertificateIsRefusedByDefault() async throws {
         let error = await serviceError { _ = try await transport.send(request()) }
         #expect(error?.code == .tlsFailed)

@@ -97,6 +97,9 @@ extension Transfer {
         check(courier_easy_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
         check(courier_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, me))
         check(courier_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        // Through a proxy, HTTPS goes through a CONNECT tunnel: the proxy's own head ("200
+        // Connection established") must not reach the header callback as the response's.
+        check(courier_easy_setopt_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
 
         // Method and body.
         if let body = request.body {
