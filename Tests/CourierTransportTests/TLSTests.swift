@@ -27,6 +27,7 @@ import Testing
     @Test func theResponseThroughAProxyTunnelIsTheServersNotTheProxys() async throws {
         try peer.serve("missing", response: "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nX-From: server\r\n\r\nnot here")
         let proxy = try ConnectProxy()
+        defer { proxy.stop() }
         var options = TransferOptions()
         options.tls.certificateAuthorityFile = peer.certificateFile
         options.proxy = .url("http://127.0.0.1:\(proxy.port)")
@@ -39,7 +40,6 @@ import Testing
         #expect(found.head.status.code == 200)
         #expect(String(decoding: found.body, as: UTF8.self) == "hello over tls")
         #expect(proxy.tunnels.allSatisfy { $0 == peer.authority } && !proxy.tunnels.isEmpty)
-        proxy.stop()
         await finish()
     }
 

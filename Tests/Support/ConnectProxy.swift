@@ -15,6 +15,7 @@ public final class ConnectProxy: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
     private let targets = LockedValue<[String]>([])
+    private let stopped = LockedValue(false)
 
     /// The `host:port` of every tunnel asked for, in order.
     public var tunnels: [String] { targets.withLock { $0 } }
@@ -44,17 +45,23 @@ public final class ConnectProxy: @unchecked Sendable {
 
     enum ProxyError: Error { case socket(Int32) }
 
-    /// Stops accepting; tunnels open now end when either side closes.
+    /// Stops accepting (the accept loop closes the listener); tunnels open now end when either
+    /// side closes.
     public func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        if first { shutdown(listener, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {
-                if errno == EINTR { continue }
+                if stopped.withLock({ $0 }) { return }
+                if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
             Thread.detachNewThread { [self] in tunnel(client) }
@@ -74,7 +81,7 @@ public final class ConnectProxy: @unchecked Sendable {
         guard requestLine.count == 3, requestLine[0] == "CONNECT",
             let colon = requestLine[1].lastIndex(of: ":"), let targetPort = UInt16(requestLine[1][requestLine[1].index(after: colon)...])
         else {
-            send(client, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            reply(client, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return
         }
         targets.withLock { $0.append(String(requestLine[1])) }
@@ -91,10 +98,10 @@ public final class ConnectProxy: @unchecked Sendable {
             }
         }
         guard connected else {
-            send(client, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            reply(client, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return
         }
-        send(client, "HTTP/1.1 200 Connection established\r\nProxy-Agent: courier-test-proxy\r\n\r\n")
+        reply(client, "HTTP/1.1 200 Connection established\r\nProxy-Agent: courier-test-proxy\r\n\r\n")
         relay(client, upstream)
     }
 
@@ -103,7 +110,9 @@ public final class ConnectProxy: @unchecked Sendable {
         var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         while true {
-            guard poll(&fds, 2, 10_000) > 0 else { return }
+            let ready = poll(&fds, 2, 10_000)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return }
             for (index, entry) in fds.enumerated() where entry.revents != 0 {
                 let from = entry.fd
                 let to = index == 0 ? b : a
@@ -111,7 +120,8 @@ public final class ConnectProxy: @unchecked Sendable {
                 guard count > 0 else { return }
                 var sent = 0
                 while sent < count {
-                    let written = buffer.withUnsafeBytes { write(to, $0.baseAddress! + sent, count - sent) }
+                    // MSG_NOSIGNAL: a peer that left must not kill the test process with SIGPIPE.
+                    let written = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
                     guard written > 0 else { return }
                     sent += written
                 }
@@ -119,8 +129,8 @@ public final class ConnectProxy: @unchecked Sendable {
         }
     }
 
-    private func send(_ fd: Int32, _ text: String) {
+    private func reply(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 }

@@ -17,8 +17,8 @@ internal import Glibc
 /// One per thread, reached through a thread-specific key, so no lock: a thread parses one
 /// head at a time (a parser that finds another began on its thread meanwhile stops using it).
 /// Bounded: one value of at most ``maximumValueBytes`` per name and per field of the last
-/// head (of at most ``maximumHeadFields``), their buffers reused. A `Set-Cookie` is never kept,
-/// nor a head that has one.
+/// head (of at most ``maximumHeadFields``), their buffers reused. Only common fields that carry
+/// no secret are kept (not `Set-Cookie`, not `Location`), and only heads made of them.
 final class RecentFields {
     static let maximumValueBytes = 128
     /// A head with more fields is not kept as the last head.

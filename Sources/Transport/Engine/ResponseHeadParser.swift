@@ -14,7 +14,10 @@ internal import Glibc
 /// Every response goes through here, so each line is read with pointers: `memchr` for NUL, CR
 /// and the colon, and a table of the names most responses carry (compared with `memcmp`, which
 /// also tells `Content-Length` and `Location` apart without comparing strings).
-struct ResponseHeadParser {
+///
+/// Not copyable: a copy made in mid-parse would share its place in ``RecentFields`` with the
+/// original, and the two could record each other's fields as the last head's.
+struct ResponseHeadParser: ~Copyable {
     let limit: Int
     private(set) var status: Int?
     private(set) var reason = ""
@@ -37,8 +40,11 @@ struct ResponseHeadParser {
     ///   once (a hint: more or fewer are fine).
     init(limit: Int, expectedFields: Int = 0) {
         self.limit = limit
-        if expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
+        self.expectedFields = expectedFields
     }
+
+    /// The size hint, used when there is no last head to build on.
+    private let expectedFields: Int
 
     /// The head, once complete.
     var response: HTTPResponse? {
@@ -111,6 +117,7 @@ struct ResponseHeadParser {
             recent = RecentFields.current
             self.recent = recent
             (headGeneration, fields) = recent.beginHead()
+            if fields.isEmpty, expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
         }
         let index = fieldCount
         fieldCount += 1
@@ -127,7 +134,9 @@ struct ResponseHeadParser {
         } else {
             field = Self.field(name, value: value)
         }
-        recent.stage(headGeneration, index: index, slot: slot, value: value, keepsHead: role != .setCookie)
+        // Only a head of common fields that carry no secret is kept (a custom field may hold a
+        // token; a `Location`, a code).
+        recent.stage(headGeneration, index: index, slot: slot, value: value, keepsHead: slot != nil)
         if index < fields.count {
             // Not `fields[index] = field`: its setter keeps the old field when the two compare
             // equal, and names compare ignoring case, so a name's spelling would be lost.
@@ -216,7 +225,7 @@ struct ResponseHeadParser {
     /// What the parser checks a field for, beyond its value.
     enum Role {
         case contentLength, location, contentEncoding
-        /// A field that may carry a secret: never kept in ``RecentFields``.
+        /// A field that may carry a secret (as may `Location`): never kept in ``RecentFields``.
         case setCookie
         case other
 
@@ -254,9 +263,10 @@ struct ResponseHeadParser {
                 let bytes = Array(spelling.rawName.utf8)
                 if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
                     let role = Role(of: name)
+                    let keeps = role != .setCookie && role != .location
                     table[bytes.count].append(
-                        CommonName(bytes: bytes, name: spelling, role: role, slot: role == .setCookie ? nil : slots))
-                    if role != .setCookie { slots += 1 }
+                        CommonName(bytes: bytes, name: spelling, role: role, slot: keeps ? slots : nil))
+                    if keeps { slots += 1 }
                 }
             }
         }
