@@ -1,5 +1,6 @@
 internal import CourierCore
 internal import HTTPTypes
+internal import Synchronization
 
 /// Something a ``RequestCoordinator`` did, for metrics, tracing and tests.
 /// Events never carry credentials, bodies or query strings.
@@ -18,12 +19,15 @@ final class EventHub: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<CoordinatorEvent>.Continuation] = [:]
         var nextSubscriber = 0
-        var nextRequestID: UInt64 = 0
         /// Operation names of loads in flight, by request id.
         var operations: [UInt64: String] = [:]
     }
 
     private let state = LockedValue(State())
+    /// `state.subscribers.count`, written under its lock: a load emits a few events, and with no
+    /// subscriber (the usual case) each is then one atomic load rather than a lock.
+    private let subscriberCount = Atomic<Int>(0)
+    private let lastRequestID = Atomic<UInt64>(0)
 
     func subscribe(bufferingNewest limit: Int) -> AsyncStream<CoordinatorEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
@@ -31,16 +35,22 @@ final class EventHub: Sendable {
         let id = state.withLock { state in
             defer { state.nextSubscriber += 1 }
             state.subscribers[state.nextSubscriber] = continuation
+            subscriberCount.store(state.subscribers.count, ordering: .releasing)
             return state.nextSubscriber
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            guard let self else { return }
+            state.withLock { state in
+                state.subscribers.removeValue(forKey: id)
+                subscriberCount.store(state.subscribers.count, ordering: .releasing)
+            }
         }
         return stream
     }
 
     /// Sends an event to every subscriber; `kind` is not even built when there are none.
     func emit(_ requestID: UInt64, _ kind: @autoclosure () -> CoordinatorEvent.Kind) {
+        guard subscriberCount.load(ordering: .acquiring) > 0 else { return }
         let (subscribers, operation) = state.withLock { state in
             state.subscribers.isEmpty ? ([], nil) : (Array(state.subscribers.values), state.operations[requestID])
         }
@@ -55,15 +65,15 @@ final class EventHub: Sendable {
     }
 
     func makeRequestID() -> UInt64 {
-        state.withLock { state in
-            state.nextRequestID += 1
-            return state.nextRequestID
-        }
+        lastRequestID.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     func finishAll() {
         let subscribers = state.withLock { state in
-            defer { state.subscribers.removeAll() }
+            defer {
+                state.subscribers.removeAll()
+                subscriberCount.store(0, ordering: .releasing)
+            }
             return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.finish() }

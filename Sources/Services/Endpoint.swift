@@ -73,80 +73,95 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Splits the endpoint into the pieces of an `HTTPRequest`.
     func components() throws(ServiceError) -> (scheme: String, authority: String, path: String) {
-        guard let schemeEnd = Self.schemeSeparator(in: baseURL) else {
-            throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
+        var base = baseURL
+        // One pass over the base URL's bytes: walking its characters, or even its UTF-8 view by
+        // index, cost more than the rest of the request.
+        let split = base.withUTF8 { Self.split($0) }
+        let parts: BaseParts
+        switch split {
+        case .success(let found): parts = found
+        case .failure(.noScheme): throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
+        case .failure(.unsupportedScheme): throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
+        case .failure(.noHost): throw ServiceError(.invalidRequest, "The base URL has no host.")
+        case .failure(.queryInBase): throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
         }
-        // Scanned as UTF-8 bytes: walking characters costs more than the rest of the request.
-        let scheme: String
-        let schemeBytes = baseURL.utf8[..<schemeEnd.lowerBound]
-        if Self.equalsIgnoringASCIICase(schemeBytes, "http") {
-            scheme = "http"
-        } else if Self.equalsIgnoringASCIICase(schemeBytes, "https") {
-            scheme = "https"
-        } else {
-            throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
-        }
-        let rest = baseURL.utf8[schemeEnd.upperBound...]
-        let authorityEnd =
-            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? rest.endIndex
-        let authority = String(baseURL[schemeEnd.upperBound..<authorityEnd])
-        guard !authority.isEmpty else { throw ServiceError(.invalidRequest, "The base URL has no host.") }
-        var basePath = baseURL[authorityEnd...]
-        if basePath.utf8.contains(UInt8(ascii: "?")) || basePath.utf8.contains(UInt8(ascii: "#")) {
-            throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
-        }
-        while basePath.utf8.last == UInt8(ascii: "/") { basePath.removeLast() }
         // The target is written once, into one buffer: the base path and the path encoded as a
         // path, then the query items (each piece its own string cost more than the transfer's
         // bookkeeping).
         var target: [UInt8] = []
-        target.reserveCapacity(basePath.utf8.count + path.utf8.count + 1 + queryItems.count * 24)
-        basePath.withUTF8 { PercentEncoding.append($0, to: &target, keeping: .path) }
+        target.reserveCapacity(parts.path.count + path.utf8.count + 1 + queryItems.count * 24)
+        let authority = base.withUTF8 { url in
+            PercentEncoding.append(UnsafeBufferPointer(rebasing: url[parts.path]), to: &target, keeping: .path)
+            return String(decoding: UnsafeBufferPointer(rebasing: url[parts.authority]), as: UTF8.self)
+        }
         if !path.isEmpty {
-            if path.utf8.first != UInt8(ascii: "/") { target.append(UInt8(ascii: "/")) }
             var path = path
-            path.withUTF8 { PercentEncoding.append($0, to: &target, keeping: .path) }
+            path.withUTF8 { path in
+                if path.first != UInt8(ascii: "/") { target.append(UInt8(ascii: "/")) }
+                PercentEncoding.append(path, to: &target, keeping: .path)
+            }
         }
         if target.isEmpty { target.append(UInt8(ascii: "/")) }
         if !queryItems.isEmpty {
             target.append(UInt8(ascii: "?"))
             Self.appendQuery(queryItems, to: &target)
         }
-        return (scheme, authority, String(decoding: target, as: UTF8.self))
+        return (parts.isSecure ? "https" : "http", authority, String(decoding: target, as: UTF8.self))
     }
 
-    /// Whether `bytes` spell `lowercase` in any case (ASCII).
-    private static func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+    /// Where a base URL's authority and path are, by byte offset.
+    private struct BaseParts {
+        var isSecure: Bool
+        var authority: Range<Int>
+        /// Without its trailing slashes.
+        var path: Range<Int>
+    }
+
+    private enum SplitFailure: Error {
+        case noScheme, unsupportedScheme, noHost, queryInBase
+    }
+
+    /// Finds the scheme (http or https, in any case), the authority and the path of `url`.
+    private static func split(_ url: UnsafeBufferPointer<UInt8>) -> Result<BaseParts, SplitFailure> {
+        let count = url.count
+        var colon = 0
+        while colon < count, url[colon] != UInt8(ascii: ":") || colon + 2 >= count
+            || url[colon + 1] != UInt8(ascii: "/") || url[colon + 2] != UInt8(ascii: "/")
+        {
+            colon += 1
+        }
+        guard colon < count else { return .failure(.noScheme) }
+        let isSecure: Bool
+        switch colon {
+        case 4 where isASCIIPrefix(url, lowercased: "http"): isSecure = false
+        case 5 where isASCIIPrefix(url, lowercased: "https"): isSecure = true
+        default: return .failure(.unsupportedScheme)
+        }
+        let authorityStart = colon + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < count, url[authorityEnd] != UInt8(ascii: "/"), url[authorityEnd] != UInt8(ascii: "?"),
+            url[authorityEnd] != UInt8(ascii: "#")
+        {
+            authorityEnd += 1
+        }
+        guard authorityEnd > authorityStart else { return .failure(.noHost) }
+        for index in authorityEnd..<count where url[index] == UInt8(ascii: "?") || url[index] == UInt8(ascii: "#") {
+            return .failure(.queryInBase)
+        }
+        var pathEnd = count
+        while pathEnd > authorityEnd, url[pathEnd - 1] == UInt8(ascii: "/") { pathEnd -= 1 }
+        return .success(BaseParts(isSecure: isSecure, authority: authorityStart..<authorityEnd, path: authorityEnd..<pathEnd))
+    }
+
+    /// Whether `url` begins with `lowercase` in any case (ASCII).
+    private static func isASCIIPrefix(_ url: UnsafeBufferPointer<UInt8>, lowercased lowercase: StaticString) -> Bool {
         let expected = lowercase.utf8Start
-        var offset = 0
-        for byte in bytes {
+        for offset in 0..<lowercase.utf8CodeUnitCount {
+            let byte = url[offset]
             let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
             guard folded == expected[offset] else { return false }
-            offset += 1
         }
         return true
-    }
-
-    /// The range of the first "://" (found on the UTF-8 view: a generic substring search costs
-    /// more than building the rest of the request).
-    static func schemeSeparator(in url: String) -> Range<String.Index>? {
-        let utf8 = url.utf8
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            if utf8[index] == UInt8(ascii: ":") {
-                let slash = utf8.index(after: index)
-                if slash != utf8.endIndex, utf8[slash] == UInt8(ascii: "/") {
-                    let second = utf8.index(after: slash)
-                    if second != utf8.endIndex, utf8[second] == UInt8(ascii: "/") {
-                        return index..<utf8.index(after: second)
-                    }
-                }
-            }
-            index = utf8.index(after: index)
-        }
-        return nil
     }
 
     /// Appends `name=value&...`, names and values percent-encoded, to `out`.

@@ -18,16 +18,25 @@ final class HostQueue: Sendable {
     struct Host: Hashable, Sendable {
         var scheme: String?
         var authority: String?
+        /// The authority's hash, computed once with ``KeyHasher``: each load looks its host up
+        /// twice, and `Hasher` over a string costs several times more. The scheme seldom tells
+        /// two hosts apart (equality still compares it).
+        private var authorityHash: Int
 
         init(_ request: HTTPRequest) {
             scheme = request.scheme
             authority = request.authority
+            var hasher = KeyHasher()
+            hasher.combine(authority)
+            authorityHash = Int(truncatingIfNeeded: hasher.value)
         }
 
-        /// The authority alone: the scheme seldom tells two hosts apart (equality still
-        /// compares it), and each load hashes its host twice.
+        static func == (lhs: Host, rhs: Host) -> Bool {
+            lhs.authorityHash == rhs.authorityHash && lhs.authority == rhs.authority && lhs.scheme == rhs.scheme
+        }
+
         func hash(into hasher: inout Hasher) {
-            hasher.combine(authority)
+            hasher.combine(authorityHash)
         }
     }
 

@@ -15,7 +15,7 @@ extension RequestCoordinator {
         defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
         let telemetry = started(plan, background: intent.isRefresh)
         do {
-            if let error = plan.buildError { throw error }
+            if plan.failedToBuild, let error = plan.buildError { throw error }
             // Without telemetry, no task-local to bind: one async level (and its frame) fewer.
             let (value, execution) =
                 if let telemetry {
@@ -116,7 +116,7 @@ extension RequestCoordinator {
     /// one replay.
     @inline(__always)
     nonisolated(nonsending) func execute(
-        _ plan: LoadPlan, decorated: HTTPRequest? = nil, extraFields: HTTPFields = [:]
+        _ plan: LoadPlan, decorated: HTTPRequest? = nil, extraFields: HTTPFields? = nil
     ) async throws -> Execution {
         // Without decorators, nothing can ask for a replay: a path whose frame is a fraction of
         // the decorated one's, held for the whole transfer.
@@ -129,7 +129,7 @@ extension RequestCoordinator {
     @inline(never)
 
     private nonisolated(nonsending) func executeUndecorated(
-        _ plan: LoadPlan, request: HTTPRequest, extraFields: HTTPFields
+        _ plan: LoadPlan, request: HTTPRequest, extraFields: HTTPFields?
     ) async throws -> Execution {
         if Task.isCancelled { throw ServiceError.cancelled() }
         let request = try Self.prepared(request, extraFields: extraFields)
@@ -140,9 +140,11 @@ extension RequestCoordinator {
 
     /// `request` with `extraFields` set, checked.
     @inline(never)
-    private static func prepared(_ request: HTTPRequest, extraFields: HTTPFields) throws -> HTTPRequest {
+    private static func prepared(_ request: HTTPRequest, extraFields: HTTPFields?) throws -> HTTPRequest {
         var request = request
-        for field in extraFields { request.headerFields[field.name] = field.value }
+        if let extraFields {
+            for field in extraFields { request.headerFields[field.name] = field.value }
+        }
         try RequestValidation.validate(request)
         return request
     }
@@ -150,7 +152,7 @@ extension RequestCoordinator {
     @inline(never)
 
     private nonisolated(nonsending) func executeDecorated(
-        _ plan: LoadPlan, decorated: HTTPRequest?, extraFields: HTTPFields
+        _ plan: LoadPlan, decorated: HTTPRequest?, extraFields: HTTPFields?
     ) async throws -> Execution {
         var replayed = false
         var first = decorated
@@ -208,7 +210,7 @@ extension RequestCoordinator {
         let (key, transfer) = flight(of: request, plan: plan)
         return await flights.run(
             id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
+            transportExecutor: transport.taskExecutor, reportsShutDown: plan.hasReceiver,
             cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
         ) {
             await self.transferWithRetries(transfer)
@@ -226,7 +228,7 @@ extension RequestCoordinator {
         // Nor when a cancelled leader's successor would send a request the server may already
         // have acted on (a shared POST without an `Idempotency-Key`): it keeps one transfer.
         let cancellation =
-            transportHonoursCancellation && plan.receiver == nil && plan.stub == nil
+            transportHonoursCancellation && !plan.hasReceiver && !plan.hasStub
                 && (key == nil || RetryPolicy.isIdempotent(request)) ? TransferCancellation() : nil
         return (key, PlannedTransfer(request, plan: plan, cancellation: cancellation))
     }
@@ -237,7 +239,7 @@ extension RequestCoordinator {
         plan.coalescing == .never
             ? nil
             : FlightKey(
-                request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
+                request, body: plan.hasBody ? plan.body : nil, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.hasStub ? plan.stub?.tag : nil,
                 partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
     }
 

@@ -45,8 +45,10 @@ extension RequestCoordinator {
             plan.coalescing = .never
             // Each attempt's transport ends its own reporter; the handle's stream ends here.
             plan.options.progress = ProgressReporter(forwardingTo: reporter)
-            let id = plan.id
-            return try await self.run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
+            let (id, backend) = (plan.id, plan.backend)
+            return try await self.run(plan) { execution in
+                try await Self.finish(resource, backend: backend, execution: execution, id: id)
+            }
         }
         return TransferHandle(progress: progress, task: task)
     }

@@ -81,8 +81,10 @@ public actor RequestCoordinator {
     ) async throws(ServiceError) -> Loaded<R.Response> {
         let (host, plan) = try await takeTurn(LoadPlan(resource: resource, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
-        let id = plan.id  // the closure keeps the id, not a copy of the whole plan
-        return try await run(plan) { execution in try await Self.finish(resource, execution: execution, id: id) }
+        let (id, backend) = (plan.id, plan.backend)  // the closure keeps these, not a copy of the whole plan
+        return try await run(plan) { execution in
+            try await Self.finish(resource, backend: backend, execution: execution, id: id)
+        }
     }
 
     /// Loads `resource` as ``Resource/updates(using:refresh:logger:)`` does: the stored value
@@ -93,18 +95,17 @@ public actor RequestCoordinator {
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        let id = plan.id
+        let (id, backend) = (plan.id, plan.backend)
         return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { execution in
-            try await Self.finish(resource, execution: execution, id: id)
+            try await Self.finish(resource, backend: backend, execution: execution, id: id)
         }
     }
 
     /// Validates and decodes what a transfer or the cache produced.
     nonisolated(nonsending) static func finish<R: Resource>(
-        _ resource: R, execution: Execution, id: UInt64
+        _ resource: R, backend: (any Backend)?, execution: Execution, id: UInt64
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
-        let backend = resource.endpoint.backend
         try checkStatus(of: response, for: resource)
         do {
             try backend?.validate(response.head, body: response.body)

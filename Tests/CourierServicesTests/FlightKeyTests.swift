@@ -69,6 +69,28 @@ struct FlightKeyTests {
         #expect(table[twin] == "alice")
     }
 
+
+    @Test("the key's hash keeps parts apart and reads every byte of a long value")
+    func keyHasher() {
+        func hash(_ parts: [String?]) -> UInt64 {
+            var hasher = KeyHasher()
+            for part in parts { hasher.combine(part) }
+            return hasher.value
+        }
+        #expect(hash(["ab", "c"]) == hash(["ab", "c"]))
+        // Where one part ends and the next begins is part of the hash.
+        #expect(hash(["ab", "c"]) != hash(["a", "bc"]))
+        #expect(hash(["", "x"]) != hash(["x", ""]))
+        #expect(hash([nil, "x"]) != hash(["", "x"]))
+        // A difference past the first words, in the tail, or in one byte of a long value.
+        let long = String(repeating: "0123456789abcdef", count: 8)
+        #expect(hash([long + "x"]) != hash([long + "y"]))
+        #expect(hash([long]) != hash([String(long.dropLast()) + "g"]))
+        #expect(hash(["aaaaaaaab"]) != hash(["aaaaaaaac"]))
+        // Through a key: distinct URLs and header values change it.
+        #expect(key(path: "/items?i=1").storedHash != key(path: "/items?i=2").storedHash)
+        #expect(key(fields: [("Accept", "a")]).storedHash != key(fields: [("Accept", "b")]).storedHash)
+    }
     @Test("a body streamed from a file has no key")
     func fileBody() {
         #expect(FlightKey(request(), body: .file(atPath: "/tmp/none"), ignoring: []) == nil)

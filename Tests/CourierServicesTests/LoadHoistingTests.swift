@@ -65,7 +65,10 @@ struct LoadHoistingTests {
 
     @Test("bad base URLs fail with invalidRequest, whatever the case of the scheme")
     func badBases() {
-        for base in ["ftp://h", "httpx://h", "htt://h", "HTTP://", "http:///p", "no-scheme", "http://h/p?q=1"] {
+        for base in [
+            "ftp://h", "httpx://h", "htt://h", "HTTP://", "http:///p", "no-scheme", "http://h/p?q=1", "", "http:",
+            "http:/h", "://h", "http://h#top", "http://h/p#top", "http://?q", "x http://h",
+        ] {
             #expect(throws: ServiceError.self, "\(base)") { try Endpoint(base, path: "/x").components() }
         }
     }

@@ -79,17 +79,16 @@ struct ResponseHeadParser: ~Copyable {
         }
         let colon = UnsafeRawPointer(colonAddress).assumingMemoryBound(to: UInt8.self) - base
         let nameBytes = UnsafeBufferPointer(start: base, count: colon)
-        let name: HTTPField.Name
-        let role: Role
-        var slot: Int?
-        if let common = Self.commonName(nameBytes) {
-            (name, role, slot) = (common.name, common.role, common.slot)
+        let spelled: SpelledName
+        if let common = Self.commonSpelling(nameBytes) {
+            spelled = .common(common)
         } else if let parsed = HTTPField.Name(String(decoding: nameBytes, as: UTF8.self)) {
-            name = parsed
-            role = Role(of: parsed)
+            spelled = .other(parsed)
         } else {
             throw malformed("A response header line has no valid field name.")
         }
+        let role = spelled.role
+        let slot = spelled.slot
         var start = colon + 1
         var end = count
         while start < end, base[start] == 0x20 || base[start] == 0x09 { start += 1 }
@@ -128,11 +127,11 @@ struct ResponseHeadParser: ~Copyable {
             if let known = recent.field(slot: slot, value: value) {
                 field = known
             } else {
-                field = Self.field(name, value: value)
+                field = Self.field(spelled.name, value: value)
                 recent.remember(field, slot: slot, value: value)
             }
         } else {
-            field = Self.field(name, value: value)
+            field = Self.field(spelled.name, value: value)
         }
         // Only a head of common fields that carry no secret is kept (a custom field may hold a
         // token; a `Location`, a code).
@@ -240,49 +239,117 @@ struct ResponseHeadParser: ~Copyable {
         }
     }
 
-    private struct CommonName {
-        let bytes: [UInt8]
-        let name: HTTPField.Name
+    /// One spelling of a common name: its bytes (`CommonTable/bytes`, from `offset`), what the
+    /// parser checks, its place in ``RecentFields`` (none for a field that may carry a secret)
+    /// and its name (`commonFieldNames`). Plain values: a lookup retains nothing.
+    private struct CommonSpelling {
+        let offset: Int
         let role: Role
-        /// Its place in ``RecentFields``: one per spelling; none for a field that may carry a
-        /// secret.
         let slot: Int?
+        let name: Int
     }
 
-    /// Field names most responses carry, by length, each as sent in its usual spelling and in
-    /// lowercase (HTTP/2). A name matching one byte for byte needs no validation or lowercasing.
-    private static let (commonNames, slotCount): ([[CommonName]], Int) = {
-        let names: [HTTPField.Name] = [
-            .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
-            .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
-        ]
-        var table = [[CommonName]](repeating: [], count: 32)
-        var slots = 0
-        for name in names {
-            for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
-                let bytes = Array(spelling.rawName.utf8)
-                if bytes.count < table.count, !table[bytes.count].contains(where: { $0.bytes == bytes }) {
+    /// Field names most responses carry, each as sent in its usual spelling and in lowercase
+    /// (HTTP/2). A name matching one byte for byte needs no validation or lowercasing.
+    ///
+    /// Built once and never written again nor freed, so every thread reads it without a lock
+    /// (what makes it Sendable); in buffers rather than arrays of strings and names, whose
+    /// every read retained them (some 30 reference counts a response).
+    private struct CommonTable: @unchecked Sendable {
+        /// The spellings of length `n` are `spellings[starts[n]..<starts[n + 1]]`.
+        let spellings: UnsafeBufferPointer<CommonSpelling>
+        let starts: UnsafeBufferPointer<Int>
+        let bytes: UnsafeBufferPointer<UInt8>
+        let names: [HTTPField.Name]
+        let slotCount: Int
+
+        static let longest = 31
+
+        init() {
+            let common: [HTTPField.Name] = [
+                .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
+                .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
+            ]
+            var byLength = [[(bytes: [UInt8], role: Role, slot: Int?, name: Int)]](repeating: [], count: Self.longest + 1)
+            var names: [HTTPField.Name] = []
+            var slots = 0
+            for name in common {
+                for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
+                    let bytes = Array(spelling.rawName.utf8)
+                    guard bytes.count <= Self.longest, !byLength[bytes.count].contains(where: { $0.bytes == bytes }) else {
+                        continue
+                    }
                     let role = Role(of: name)
                     let keeps = role != .setCookie && role != .location
-                    table[bytes.count].append(
-                        CommonName(bytes: bytes, name: spelling, role: role, slot: keeps ? slots : nil))
+                    byLength[bytes.count].append((bytes, role, keeps ? slots : nil, names.count))
+                    names.append(spelling)
                     if keeps { slots += 1 }
                 }
             }
+            var spellings: [CommonSpelling] = []
+            var starts: [Int] = []
+            var bytes: [UInt8] = []
+            for group in byLength {
+                starts.append(spellings.count)
+                for entry in group {
+                    spellings.append(CommonSpelling(offset: bytes.count, role: entry.role, slot: entry.slot, name: entry.name))
+                    bytes += entry.bytes
+                }
+            }
+            starts.append(spellings.count)
+            self.spellings = Self.keep(spellings)
+            self.starts = Self.keep(starts)
+            self.bytes = Self.keep(bytes)
+            self.names = names
+            slotCount = slots
         }
-        return (table, slots)
-    }()
+
+        /// A copy of `array` that lives as long as the process.
+        private static func keep<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: max(array.count, 1))
+            _ = buffer.initialize(from: array)
+            return UnsafeBufferPointer(buffer)
+        }
+    }
+
+    private static let common = CommonTable()
 
     /// How many slots ``RecentFields`` needs: one per common spelling that it may keep.
-    static var recentSlots: Int { slotCount }
+    static var recentSlots: Int { common.slotCount }
 
-    private static func commonName(_ raw: UnsafeBufferPointer<UInt8>) -> (name: HTTPField.Name, role: Role, slot: Int?)? {
-        guard raw.count < commonNames.count, let base = raw.baseAddress else { return nil }
-        for candidate in commonNames[raw.count]
-        where candidate.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, raw.count) == 0 }) {
-            return (candidate.name, candidate.role, candidate.slot)
+    /// The common spelling `raw` is, if any.
+    private static func commonSpelling(_ raw: UnsafeBufferPointer<UInt8>) -> CommonSpelling? {
+        guard raw.count <= CommonTable.longest, let base = raw.baseAddress else { return nil }
+        let (spellings, starts, bytes) = (common.spellings, common.starts, common.bytes)
+        for index in starts[raw.count]..<starts[raw.count + 1] {
+            let spelling = spellings[index]
+            if memcmp(bytes.baseAddress! + spelling.offset, base, raw.count) == 0 { return spelling }
         }
         return nil
+    }
+
+    /// A field's name as the line spells it: a common spelling (whose name is looked up only
+    /// when its field is built, which most fields, repeating the last head's, are not) or
+    /// another name, parsed.
+    private enum SpelledName {
+        case common(CommonSpelling)
+        case other(HTTPField.Name)
+
+        var name: HTTPField.Name {
+            switch self {
+            case .common(let spelling): ResponseHeadParser.common.names[spelling.name]
+            case .other(let name): name
+            }
+        }
+        var role: Role {
+            switch self {
+            case .common(let spelling): spelling.role
+            case .other(let name): Role(of: name)
+            }
+        }
+        var slot: Int? {
+            if case .common(let spelling) = self { spelling.slot } else { nil }
+        }
     }
 
     private func malformed(_ message: String) -> ServiceError {
