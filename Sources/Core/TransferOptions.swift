@@ -1,60 +1,150 @@
 public import Logging
 
 /// Per-transfer settings. Every property has a production default.
+///
+/// The values live in one shared box, copied on write: options are copied at each layer a
+/// request passes (the coordinator's configuration, the load's plan, the transfer), and a copy
+/// is then one retain rather than one per field (a load made four, some 1,500 instructions).
 public struct TransferOptions: Sendable {
+    /// The stored values.
+    private struct Values: Sendable {
+        var connectTimeout: Duration? = .seconds(10)
+        var timeout: Duration?
+        var idleTimeout: Duration? = .seconds(60)
+        var lowSpeedLimit: LowSpeedLimit?
+        var redirects: RedirectPolicy = .default
+        var tls: TLSOptions = TLSOptions()
+        var proxy: ProxyOptions = .none
+        var unixSocketPath: String?
+        var maximumBodySize: Int? = 64 << 20
+        var maximumHeaderSize: Int = 64 << 10
+        var decompressesResponses: Bool = true
+        var httpVersion: HTTPVersionPreference = .automatic
+        var progress: ProgressReporter?
+        var logger: Logger?
+        var requestIsValidated: Bool = false
+        var cancellation: TransferCancellation?
+    }
+
+    /// Invariant that makes it Sendable: `values` is written only through `update`, which first
+    /// copies a box that another `TransferOptions` shares, so a box that another value or thread
+    /// can see is never written. By the same invariant no access can overlap a write, so
+    /// `values` skips Swift's dynamic exclusivity checks.
+    private final class Storage: @unchecked Sendable {
+        @exclusivity(unchecked) var values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    private var storage: Storage
+
+    private mutating func update(_ change: (inout Values) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
+        change(&storage.values)
+    }
+
     /// Time allowed to establish the connection (TCP and TLS). 10 seconds by default.
-    public var connectTimeout: Duration? = .seconds(10)
+    public var connectTimeout: Duration? {
+        get { storage.values.connectTimeout }
+        set { update { $0.connectTimeout = newValue } }
+    }
     /// Time allowed for the whole transfer, redirects excluded, counted from when it is sent:
     /// time spent waiting for a free connection (behind the transport's connection limits)
     /// counts. `nil` (no limit) by default.
-    public var timeout: Duration?
+    public var timeout: Duration? {
+        get { storage.values.timeout }
+        set { update { $0.timeout = newValue } }
+    }
     /// Longest time without a byte in either direction, once connected, before the transfer
     /// fails with `timedOut`: a server that stalls before its head, after it or mid-body.
     /// 60 seconds by default (as `URLSession`'s request timeout); whole seconds, rounded up;
     /// `nil` removes the limit. A streamed body paused because its consumer lags is not idle.
     /// curl averages the speed over the last 5 seconds, so a stall right after some bytes ends
     /// up to 5 seconds past the limit.
-    public var idleTimeout: Duration? = .seconds(60)
+    public var idleTimeout: Duration? {
+        get { storage.values.idleTimeout }
+        set { update { $0.idleTimeout = newValue } }
+    }
     /// Abort when the transfer is slower than this for this long. `nil` by default. When
     /// set, it replaces ``idleTimeout`` (both use curl's one speed check).
-    public var lowSpeedLimit: LowSpeedLimit?
+    public var lowSpeedLimit: LowSpeedLimit? {
+        get { storage.values.lowSpeedLimit }
+        set { update { $0.lowSpeedLimit = newValue } }
+    }
     /// Which redirects to follow. ``RedirectPolicy/default`` by default.
-    public var redirects: RedirectPolicy = .default
+    public var redirects: RedirectPolicy {
+        get { storage.values.redirects }
+        set { update { $0.redirects = newValue } }
+    }
     /// Certificate verification, custom CAs, pinning and client certificates.
-    public var tls = TLSOptions()
+    public var tls: TLSOptions {
+        get { storage.values.tls }
+        set { update { $0.tls = newValue } }
+    }
     /// Proxy use. ``ProxyOptions/none`` by default: environment variables are ignored.
-    public var proxy: ProxyOptions = .none
+    public var proxy: ProxyOptions {
+        get { storage.values.proxy }
+        set { update { $0.proxy = newValue } }
+    }
     /// Connect through this Unix-domain socket instead of TCP. `nil` by default.
-    public var unixSocketPath: String?
+    public var unixSocketPath: String? {
+        get { storage.values.unixSocketPath }
+        set { update { $0.unixSocketPath = newValue } }
+    }
     /// Largest body accepted, counted both on the wire and after inflating (a guard
     /// against decompression bombs). 64 MiB by default; `nil` removes the limit, which
     /// suits `CurlTransport.download(_:body:to:options:)` of large files.
-    public var maximumBodySize: Int? = 64 << 20
+    public var maximumBodySize: Int? {
+        get { storage.values.maximumBodySize }
+        set { update { $0.maximumBodySize = newValue } }
+    }
     /// Largest response header block accepted. 64 KiB by default.
-    public var maximumHeaderSize = 64 << 10
+    public var maximumHeaderSize: Int {
+        get { storage.values.maximumHeaderSize }
+        set { update { $0.maximumHeaderSize = newValue } }
+    }
     /// Whether Courier asks for and inflates gzip and deflate bodies. `true` by default.
     /// When `false`, no `Accept-Encoding` is added and bodies are delivered as received.
-    public var decompressesResponses = true
+    public var decompressesResponses: Bool {
+        get { storage.values.decompressesResponses }
+        set { update { $0.decompressesResponses = newValue } }
+    }
     /// Which HTTP version to negotiate. ``HTTPVersionPreference/automatic`` by default.
-    public var httpVersion: HTTPVersionPreference = .automatic
+    public var httpVersion: HTTPVersionPreference {
+        get { storage.values.httpVersion }
+        set { update { $0.httpVersion = newValue } }
+    }
     /// Receives upload and download progress. `nil` by default.
-    public var progress: ProgressReporter?
+    public var progress: ProgressReporter? {
+        get { storage.values.progress }
+        set { update { $0.progress = newValue } }
+    }
     /// The logger of the request this transfer serves: the transport writes its `.trace` and
     /// `.debug` lines for the transfer here (redirects followed, a hop that failed), with the
     /// logger's metadata, so they carry the caller's `courier.request.id`. Never anything at
     /// `.info` or above. `nil` (the transport's background logger, if any) by default; the
     /// coordinator sets it to the load's logger. Not part of a request's identity: loads that
     /// share one transfer log it to the logger of the load that started it.
-    public var logger: Logger?
+    public var logger: Logger? {
+        get { storage.values.logger }
+        set { update { $0.logger = newValue } }
+    }
     /// Set by a caller that already checked the request with ``RequestValidation/validate(_:)``
     /// (the coordinator, once per load), so the transport does not check it again.
-    package var requestIsValidated = false
+    package var requestIsValidated: Bool {
+        get { storage.values.requestIsValidated }
+        set { update { $0.requestIsValidated = newValue } }
+    }
     /// Cancels the transfer from outside its task (see ``TransferCancellation``); honoured by
     /// transports that conform to ``HonoursTransferCancellation``. `nil` by default.
-    package var cancellation: TransferCancellation?
+    package var cancellation: TransferCancellation? {
+        get { storage.values.cancellation }
+        set { update { $0.cancellation = newValue } }
+    }
 
-    /// Creates default options.
-    public init() {}
+    /// Creates default options: one box shared by every default value until one is changed.
+    public init() { storage = Self.defaults }
+
+    private static let defaults = Storage(Values())
 }
 
 /// A minimum speed: slower than `bytesPerSecond` for `duration` times the transfer out.

@@ -64,11 +64,11 @@ extension RequestCoordinator {
         plan.cachePolicy = .networkOnly
         plan.options.maximumBodySize = nil
         plan.options.progress = nil
-        let id = plan.id
+        let (id, backend) = (plan.id, plan.backend)
         let loaded: Loaded<DownloadedFile>
         do {
             loaded = try await run(plan) { execution in
-                try Self.checkStatus(of: execution.response, for: resource)
+                try Self.checkStatus(of: execution.response, for: resource, backend: backend)
                 let outcome = receiver.outcome
                 return Loaded(
                     value: DownloadedFile(path: path, size: outcome.size, resumeCount: outcome.resumes),

@@ -106,7 +106,7 @@ public actor RequestCoordinator {
         _ resource: R, backend: (any Backend)?, execution: Execution, id: UInt64
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
-        try checkStatus(of: response, for: resource)
+        try checkStatus(of: response, for: resource, backend: backend)
         do {
             try backend?.validate(response.head, body: response.body)
             try resource.validate(response.head, body: response.body)
@@ -126,10 +126,12 @@ public actor RequestCoordinator {
 
     /// Throws `unacceptableStatus` (with the backend's message, when it finds one) unless the
     /// resource accepts the response's status.
-    nonisolated static func checkStatus<R: Resource>(of response: TransportResponse, for resource: R) throws {
+    nonisolated static func checkStatus<R: Resource>(
+        of response: TransportResponse, for resource: R, backend: (any Backend)?
+    ) throws {
         guard !resource.acceptableStatus.contains(response.head.status.code) else { return }
         var error = ServiceError.unacceptable(response, expected: resource.acceptableStatus)
-        if let message = resource.endpoint.backend?.errorMessage(for: response.head, body: response.body) {
+        if let message = backend?.errorMessage(for: response.head, body: response.body) {
             error = ServiceError(
                 .unacceptableStatus, "HTTP \(response.head.status.code): \(message)", response: response.head,
                 bodyExcerpt: error.bodyExcerpt)
