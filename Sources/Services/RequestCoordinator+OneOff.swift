@@ -41,9 +41,8 @@ extension RequestCoordinator {
         let resource = AdHocResource<Value>(request: request, body: body, cachePolicy: cachePolicy, decoder: decoder)
         let (host, plan) = try await takeTurn(LoadPlan(resource: resource, request: request, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
-        let (id, backend) = (plan.id, plan.backend)
-        return try await run(plan) { (execution: Execution) async throws -> Loaded<Value> in
-            try await Self.finish(resource, backend: backend, execution: execution, id: id)
+        return try await run(plan) { [plan] (execution: Execution) async throws -> Loaded<Value> in
+            try await Self.finish(resource, plan: plan, execution: execution)
         }
     }
 }

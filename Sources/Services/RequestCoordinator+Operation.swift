@@ -24,9 +24,8 @@ extension RequestCoordinator {
         planned.operation = operation
         let (host, plan) = try await takeTurn(planned)
         defer { leaveTurn(host) }
-        let (id, backend) = (plan.id, plan.backend)
-        return try await run(plan) { (execution: Execution) async throws -> Loaded<Data> in
-            try await Self.finish(resource, backend: backend, execution: execution, id: id)
+        return try await run(plan) { [plan] (execution: Execution) async throws -> Loaded<Data> in
+            try await Self.finish(resource, plan: plan, execution: execution)
         }
     }
 

@@ -28,9 +28,9 @@ extension RequestCoordinator {
         plan.coalescing = .never
         plan.cachePolicy = .networkOnly
         defer { receiver.take()?.discard() }  // a body nobody will read (a failed or cancelled load)
-        let (id, backend) = (plan.id, plan.backend)
-        let response = try await run(plan) { execution in
-            try Self.checkStatus(of: execution.response, for: resource, backend: backend)
+        let id = plan.id
+        let response = try await run(plan) { [plan] execution in
+            try Self.checkStatus(of: execution.response, for: resource, backend: plan.backend)
             return execution.response
         }
         guard let body = receiver.take() else {

@@ -45,9 +45,8 @@ extension RequestCoordinator {
             plan.coalescing = .never
             // Each attempt's transport ends its own reporter; the handle's stream ends here.
             plan.options.progress = ProgressReporter(forwardingTo: reporter)
-            let (id, backend) = (plan.id, plan.backend)
-            return try await self.run(plan) { execution in
-                try await Self.finish(resource, backend: backend, execution: execution, id: id)
+            return try await self.run(plan) { [plan] execution in
+                try await Self.finish(resource, plan: plan, execution: execution)
             }
         }
         return TransferHandle(progress: progress, task: task)
@@ -64,11 +63,11 @@ extension RequestCoordinator {
         plan.cachePolicy = .networkOnly
         plan.options.maximumBodySize = nil
         plan.options.progress = nil
-        let (id, backend) = (plan.id, plan.backend)
+        let id = plan.id
         let loaded: Loaded<DownloadedFile>
         do {
-            loaded = try await run(plan) { execution in
-                try Self.checkStatus(of: execution.response, for: resource, backend: backend)
+            loaded = try await run(plan) { [plan] execution in
+                try Self.checkStatus(of: execution.response, for: resource, backend: plan.backend)
                 let outcome = receiver.outcome
                 return Loaded(
                     value: DownloadedFile(path: path, size: outcome.size, resumeCount: outcome.resumes),

@@ -81,9 +81,8 @@ public actor RequestCoordinator {
     ) async throws(ServiceError) -> Loaded<R.Response> {
         let (host, plan) = try await takeTurn(LoadPlan(resource: resource, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
-        let (id, backend) = (plan.id, plan.backend)  // the closure keeps these, not a copy of the whole plan
-        return try await run(plan) { execution in
-            try await Self.finish(resource, backend: backend, execution: execution, id: id)
+        return try await run(plan) { [plan] execution in
+            try await Self.finish(resource, plan: plan, execution: execution)
         }
     }
 
@@ -95,17 +94,17 @@ public actor RequestCoordinator {
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        let (id, backend) = (plan.id, plan.backend)
-        return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { execution in
-            try await Self.finish(resource, backend: backend, execution: execution, id: id)
+        return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { [plan] execution in
+            try await Self.finish(resource, plan: plan, execution: execution)
         }
     }
 
     /// Validates and decodes what a transfer or the cache produced.
     nonisolated(nonsending) static func finish<R: Resource>(
-        _ resource: R, backend: (any Backend)?, execution: Execution, id: UInt64
+        _ resource: R, plan: LoadPlan, execution: Execution
     ) async throws -> Loaded<R.Response> {
         let response = execution.response
+        let (backend, id) = (plan.backend, plan.id)
         try checkStatus(of: response, for: resource, backend: backend)
         do {
             try backend?.validate(response.head, body: response.body)

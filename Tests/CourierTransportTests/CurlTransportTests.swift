@@ -48,6 +48,27 @@ import Testing
         }
     }
 
+    @Test("options are values: a copy changed later leaves the original, and its transfers, as they were")
+    func optionsAreValues() async throws {
+        var original = TransferOptions()
+        original.maximumBodySize = 10
+        var copy = original
+        copy.maximumBodySize = nil
+        copy.timeout = .seconds(5)
+        copy.tls.verifiesPeer = false
+        #expect(original.maximumBodySize == 10 && original.timeout == nil && original.tls.verifiesPeer)
+        #expect(copy.maximumBodySize == nil && copy.timeout == .seconds(5) && !copy.tls.verifiesPeer)
+        // Defaults are shared until changed: changing one default value changes no other.
+        var changed = TransferOptions()
+        changed.idleTimeout = nil
+        #expect(TransferOptions().idleTimeout == .seconds(60))
+        try await withLoopback { server, transport in
+            await #expect(throws: ServiceError.self) { try await transport.send(server.request("/bytes?n=100"), body: nil, options: original) }
+            let response = try await transport.send(server.request("/bytes?n=100"), body: nil, options: copy)
+            #expect(response.body.count == 100)
+        }
+    }
+
     @Test func methodsHeadersAndBodiesReachTheServer() async throws {
         try await withLoopback { server, transport in
             var headers = HTTPFields()
