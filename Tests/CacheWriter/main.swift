@@ -5,8 +5,15 @@
 //
 // Each body is the key's index and a write counter repeated to the requested length, so a reader
 // can tell a whole entry from a torn one. Prints "ready" once the first entry is written.
+//
+// Exits once its parent is gone (it is then adopted by another process): a test process that
+// crashed before killing it would otherwise leave it writing forever.
 import CourierCaching
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let keys = Int(arguments[2]), let size = Int(arguments[3]) else {
@@ -14,8 +21,9 @@ guard arguments.count == 4, let keys = Int(arguments[2]), let size = Int(argumen
     exit(2)
 }
 let cache = try DiskCache(directory: arguments[1], options: .init(sizeLimit: 1 << 30))
+let parent = getppid()
 var counter = 0
-while true {
+while getppid() == parent {
     let index = counter % keys
     let body = CacheWriterBody.make(key: index, version: counter, size: size)
     let response = CachedResponse(

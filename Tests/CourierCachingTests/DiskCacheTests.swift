@@ -225,6 +225,33 @@ struct DiskCacheTests {
             #expect(entryFiles(directory).count == found)
         }
     }
+
+    @Test("a writer whose parent died stops writing (a crashed test run leaves no writer behind)")
+    func orphanedWriterExits() async throws {
+        try await withTemporaryDirectory { directory in
+            let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent("courier-cache-writer")
+            // A shell starts the writer, prints its pid, and exits a moment later: the writer's parent dies.
+            let output = OutputPipe()
+            let shell = try ChildProcess.spawn(
+                "/bin/sh", ["-c", "\"$0\" \"$1\" 8 1000 >/dev/null & echo $!; sleep 0.3", executable.path, directory],
+                standardOutput: output.writeEnd)
+            output.closeWriteEnd()
+            let line = await output.line()
+            let pid = try #require(Int32(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(await shell.exit() == 0)
+            // Gone, or a zombie nobody reaped yet: either way it runs no more.
+            func isRunning() -> Bool {
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+                guard let close = stat.lastIndex(of: ")") else { return false }
+                return !stat[close...].hasPrefix(") Z") && !stat[close...].hasPrefix(") X")
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while isRunning(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let running = isRunning()
+            if running { kill(pid, SIGKILL) }
+            #expect(!running)
+        }
+    }
 }
 
 /// Collects cache events from any thread.
