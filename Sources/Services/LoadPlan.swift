@@ -78,7 +78,7 @@ struct LoadPlan: Sendable {
     }
     var buildError: ServiceError? { box.fields.buildError }
     /// The resource's backend, read once from its endpoint (building an endpoint costs more than
-    /// reading a field; ``RequestCoordinator/finish(_:backend:execution:id:)`` needs it again).
+    /// reading a field; ``RequestCoordinator/finish(_:plan:execution:)`` needs it again).
     var backend: (any Backend)? { box.fields.backend }
     /// Whether the request could not be built. The flags below answer without copying the
     /// optional: its copy goes through the runtime's value witnesses, and a load asks often.

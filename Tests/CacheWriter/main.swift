@@ -1,13 +1,15 @@
 // A child process for the disk cache tests: writes entries to a cache directory in a loop until
 // it is killed, so a test can kill it mid-write and check that the directory stays valid.
 //
-//     courier-cache-writer <directory> <keys> <body bytes>
+//     courier-cache-writer <directory> <keys> <body bytes> [<parent pid>]
 //
 // Each body is the key's index and a write counter repeated to the requested length, so a reader
 // can tell a whole entry from a torn one. Prints "ready" once the first entry is written.
 //
-// Exits once its parent is gone (it is then adopted by another process): a test process that
-// crashed before killing it would otherwise leave it writing forever.
+// Exits once its parent (the given pid, else the one it had at start) is gone, after its first
+// entry: a test process that crashed before killing it would otherwise leave it writing
+// forever. The pid is given by its spawner so that a parent that died during the writer's
+// start-up is noticed too.
 import CourierCaching
 import Foundation
 
@@ -16,14 +18,15 @@ import Glibc
 #endif
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let keys = Int(arguments[2]), let size = Int(arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: courier-cache-writer <directory> <keys> <body bytes>\n".utf8))
+guard arguments.count == 4 || arguments.count == 5, let keys = Int(arguments[2]), let size = Int(arguments[3]),
+    let parent = arguments.count == 5 ? Int32(arguments[4]) : getppid()
+else {
+    FileHandle.standardError.write(Data("usage: courier-cache-writer <directory> <keys> <body bytes> [<parent pid>]\n".utf8))
     exit(2)
 }
 let cache = try DiskCache(directory: arguments[1], options: .init(sizeLimit: 1 << 30))
-let parent = getppid()
 var counter = 0
-while getppid() == parent {
+repeat {
     let index = counter % keys
     let body = CacheWriterBody.make(key: index, version: counter, size: size)
     let response = CachedResponse(
@@ -34,7 +37,7 @@ while getppid() == parent {
         FileHandle.standardOutput.write(Data("ready\n".utf8))
     }
     counter += 1
-}
+} while getppid() == parent
 
 enum CacheWriterBody {
     static func make(key: Int, version: Int, size: Int) -> Data {

@@ -205,7 +205,8 @@ struct DiskCacheTests {
             for round in 0..<3 {
                 let output = OutputPipe()
                 let writer = try ChildProcess.spawn(
-                    executable.path, [directory, "8", "\(200_000 + round * 50_000)"], standardOutput: output.writeEnd)
+                    executable.path, [directory, "8", "\(200_000 + round * 50_000)", "\(getpid())"],
+                    standardOutput: output.writeEnd)
                 output.closeWriteEnd()
                 // Wait for the first complete write, let it run on, then kill it without warning.
                 #expect(await output.line() == Array("ready\n".utf8))
@@ -230,20 +231,25 @@ struct DiskCacheTests {
     func orphanedWriterExits() async throws {
         try await withTemporaryDirectory { directory in
             let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent("courier-cache-writer")
-            // A shell starts the writer, prints its pid, and exits a moment later: the writer's parent dies.
+            // A shell starts the writer (naming itself as the parent to watch), prints the writer's
+            // pid and exits at once: the writer's parent is gone, during its start-up or after.
             let output = OutputPipe()
             let shell = try ChildProcess.spawn(
-                "/bin/sh", ["-c", "\"$0\" \"$1\" 8 1000 >/dev/null & echo $!; sleep 0.3", executable.path, directory],
+                "/bin/sh", ["-c", "\"$0\" \"$1\" 8 1000 $$ & echo $!", executable.path, directory],
                 standardOutput: output.writeEnd)
             output.closeWriteEnd()
             let line = await output.line()
             let pid = try #require(Int32(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(await shell.exit() == 0)
-            // Gone, or a zombie nobody reaped yet: either way it runs no more.
+            // It ran: its first entry is written whatever happened to its parent.
+            #expect(await output.line() == Array("ready\n".utf8))
+            // Gone, a zombie nobody reaped yet, or its pid taken by another program: it runs no more.
             func isRunning() -> Bool {
-                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-                guard let close = stat.lastIndex(of: ")") else { return false }
-                return !stat[close...].hasPrefix(") Z") && !stat[close...].hasPrefix(") X")
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                    let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+                else { return false }
+                let name = stat[stat.index(after: open)..<close]
+                return name == "courier-cache-w" && !stat[close...].hasPrefix(") Z") && !stat[close...].hasPrefix(") X")
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while isRunning(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
