@@ -23,8 +23,9 @@ struct MultiLoopLifecycleTests {
     static func holdOnEveryLoop(
         _ count: Int, gate: String, server: TestServer, transport: CurlTransport
     ) async throws -> [Task<Int, any Error>] {
-        var options = TransferOptions()
-        options.idleTimeout = nil
+        var configured = TransferOptions()
+        configured.idleTimeout = nil
+        let options = configured  // a constant: the tasks below each capture it
         var tasks: [Task<Int, any Error>] = []
         for index in 0..<count {
             tasks.append(
