@@ -2,6 +2,10 @@
 #include <pthread.h>
 #include "CCurl.h"
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 CURLcode courier_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -60,4 +64,28 @@ void courier_set_thread_name(const char *name) {
     strncpy(truncated, name, sizeof(truncated) - 1);
     truncated[sizeof(truncated) - 1] = 0;
     pthread_setname_np(pthread_self(), truncated);
+}
+
+CURLcode courier_easy_setopt_socket_callbacks(CURL *handle, courier_opensocket_callback open,
+                                              courier_closesocket_callback close, void *clientp) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, clientp);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, clientp);
+    return code;
+}
+
+long courier_socket_unacknowledged_bytes(int socket) {
+    int queued = 0;
+    if (ioctl(socket, SIOCOUTQ, &queued) != 0) return -1;
+    return queued;
+}
+
+long courier_socket_local_port(int socket) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
+    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    return -1;
 }

@@ -55,17 +55,23 @@ public struct TransferOptions: Sendable {
         set { update { $0.timeout = newValue } }
     }
     /// Longest time without a byte in either direction, once connected, before the transfer
-    /// fails with `timedOut`: a server that stalls before its head, after it or mid-body.
-    /// 60 seconds by default (as `URLSession`'s request timeout); whole seconds, rounded up;
-    /// `nil` removes the limit. A streamed body paused because its consumer lags is not idle.
-    /// curl averages the speed over the last 5 seconds, so a stall right after some bytes ends
-    /// up to 5 seconds past the limit.
+    /// fails with `timedOut`: a server that stalls before its head, after it, mid-body, or
+    /// while (or after) it reads the request body. 60 seconds by default (as `URLSession`'s
+    /// request timeout); `nil` removes the limit; at least 1 ms. A streamed body paused because
+    /// its consumer lags is not idle, and neither is a connection still being set up (that is
+    /// ``connectTimeout``'s).
+    ///
+    /// The transport checks it itself, from the last byte curl moved: a stall ends the transfer
+    /// within a few milliseconds past the limit. While request bytes may still wait in the
+    /// socket's send buffer, their progress is sampled every quarter of the limit, so a stall
+    /// then ends within a quarter of the limit of it.
     public var idleTimeout: Duration? {
         get { storage.values.idleTimeout }
         set { update { $0.idleTimeout = newValue } }
     }
-    /// Abort when the transfer is slower than this for this long. `nil` by default. When
-    /// set, it replaces ``idleTimeout`` (both use curl's one speed check).
+    /// Abort when the transfer is slower than this for this long (curl's low-speed check,
+    /// which averages the speed over the last few seconds; whole seconds, rounded up). `nil` by
+    /// default. Independent of ``idleTimeout``: both apply when both are set.
     public var lowSpeedLimit: LowSpeedLimit? {
         get { storage.values.lowSpeedLimit }
         set { update { $0.lowSpeedLimit = newValue } }

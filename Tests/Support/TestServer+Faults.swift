@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// Routes for faults that name the party at fault: stalls at each stage, broken framing, giant
 /// header lines, stacked content codings and redirects to other schemes.
@@ -8,7 +9,8 @@ import NIOCore
 /// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
 /// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
 /// `/stacked?codings=gzip,gzip&n=` (applied in the order listed, as `Content-Encoding` lists
-/// them). Redirects: `/redirect-file`.
+/// them). Redirects: `/redirect-file`. Sizes: `/announce?length=&status=` answers a head with
+/// `Content-Length: length` (and, but for HEAD, 1xx, 204 and 304, 16 bytes of it, then closes).
 extension TestServer {
     func faultRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         switch request.path {
@@ -43,6 +45,12 @@ extension TestServer {
         case "/many-headers":
             let lines = (0..<request.intQuery("n", default: 70_000)).map { "a\($0 % 10): b\r\n" }.joined()
             out.raw("HTTP/1.1 200 OK\r\n\(lines)Content-Length: 2\r\n\r\nok")
+        case "/announce":
+            let status = request.intQuery("status", default: 200)
+            let length = request.intQuery("length", default: 100 << 20)
+            let head = "HTTP/1.1 \(status) Whatever\r\nContent-Length: \(length)\r\nETag: \"big\"\r\n\r\n"
+            let bodiless = request.head.method == .HEAD || status < 200 || status == 204 || status == 304
+            out.raw(bodiless ? head : head + String(repeating: "b", count: 16), thenClose: !bodiless)
         case "/redirect-file":
             out.send(302, "Found", headers: [("Location", "file:///etc/passwd")])
         default:

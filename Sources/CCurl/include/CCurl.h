@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef size_t (*courier_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
 typedef int (*courier_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
@@ -29,6 +30,29 @@ CURLcode courier_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value)
 void courier_set_thread_name(const char *name);
 
 CURLMcode courier_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+typedef curl_socket_t (*courier_opensocket_callback)(void *clientp, curlsocktype purpose,
+                                                      struct curl_sockaddr *address);
+typedef int (*courier_closesocket_callback)(void *clientp, curl_socket_t socket);
+
+/// Sets the callbacks curl opens and closes its sockets with, and their `clientp`.
+CURLcode courier_easy_setopt_socket_callbacks(CURL *handle, courier_opensocket_callback open,
+                                              courier_closesocket_callback close, void *clientp);
+
+/// Bytes written to `socket` that the peer has not yet acknowledged (Linux's `SIOCOUTQ`), or -1.
+long courier_socket_unacknowledged_bytes(int socket);
+
+/// The local port `socket` is bound to (IPv4 or IPv6), or -1 (not bound, or not an IP socket).
+long courier_socket_local_port(int socket);
+
+/// Nanoseconds on `CLOCK_MONOTONIC_COARSE`: a clock read from memory (no system call and no
+/// time-stamp counter), advancing once a scheduler tick (1 to 4 ms). The curl loops stamp
+/// activity with it; their idle checks need no finer grain.
+static inline int64_t courier_coarse_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
 
 /// Constants that are macros in curl.h and do not import as Swift values.
 static const size_t courier_writefunc_pause = CURL_WRITEFUNC_PAUSE;

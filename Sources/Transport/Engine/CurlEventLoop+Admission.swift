@@ -1,3 +1,4 @@
+internal import CCurl
 /// Admission (loop thread): transfers wait in ``CurlEventLoop/admission`` until curl has a
 /// connection for them, so that curl holds easy handles, buffers and header lists only for
 /// the transfers it can run.
@@ -45,12 +46,21 @@ extension CurlEventLoop {
     }
 
     /// How long `curl_multi_poll` may sleep: a second at most, less when a waiting transfer's
-    /// deadline comes sooner (curl wakes up for its own timers by itself).
+    /// deadline or a running transfer's idle check comes sooner (curl wakes up for its own
+    /// timers by itself).
     func pollTimeout() -> Int32 {
-        guard let next = nextWaitingDeadline else { return 1000 }
-        let remaining = next - .now
-        if remaining <= .zero { return 0 }
-        return Int32(min(1000, remaining.milliseconds))
+        var timeout = 1000
+        if let next = nextWaitingDeadline {
+            let remaining = next - .now
+            if remaining <= .zero { return 0 }
+            timeout = min(timeout, remaining.milliseconds)
+        }
+        if nextIdleCheck != .max {
+            // Rounded up: the coarse clock must have reached the check when the loop wakes.
+            let remaining = (nextIdleCheck - courier_coarse_now() + 999_999) / 1_000_000
+            timeout = min(timeout, max(Int(remaining), 0))
+        }
+        return Int32(timeout)
     }
 
     static var waitedOut: ServiceError {

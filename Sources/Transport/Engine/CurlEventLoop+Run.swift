@@ -37,6 +37,8 @@ extension CurlEventLoop {
                     }
                 case .unpause(let transfer):
                     if running[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
+                        transfer.isPaused = false
+                        transfer.idleWatch?.touch(at: courier_coarse_now())
                         _ = curl_easy_pause(easy, Int32(courier_pause_cont))
                     }
                 case .shutdown(let cancelInFlight):
@@ -59,6 +61,7 @@ extension CurlEventLoop {
 
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
+            failIdle()
             admitWaiting()
             if draining && running.isEmpty && admission.isEmpty { break }
 
@@ -90,9 +93,11 @@ extension CurlEventLoop {
             // defaults; every other option is overwritten by `attach`.
             if !footprint.isSuperset(of: handle.footprint) || handle.uses >= Self.usesBetweenResets {
                 curl_easy_reset(handle.easy)
+                setSocketCallbacks(handle.easy)
                 handle.uses = 0
             }
         } else if let easy = curl_easy_init() {
+            setSocketCallbacks(easy)
             handle = IdleHandle(
                 easy: easy, errors: .allocate(capacity: Int(courier_error_size)), footprint: [])
         } else {
@@ -120,7 +125,19 @@ extension CurlEventLoop {
         }
         transfer.handleFootprint = footprint
         transfer.handleUses = handle.uses
+        if let limit = transfer.request.options.idleTimeout {
+            let watch = IdleWatch(limit: limit, started: courier_coarse_now(), sendsBody: transfer.upload != nil)
+            transfer.idleWatch = watch
+            nextIdleCheck = min(nextIdleCheck, watch.nextCheck)
+        }
         running[ObjectIdentifier(transfer)] = transfer
+    }
+
+    /// Has curl open and close the handle's sockets through the loop's ``SocketRegistry``. Set
+    /// once per handle (and again after `curl_easy_reset`): they are the same for every transfer.
+    private func setSocketCallbacks(_ easy: UnsafeMutableRawPointer) {
+        _ = courier_easy_setopt_socket_callbacks(
+            easy, socketOpenCallback, socketCloseCallback, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Fails a transfer that never ran.
@@ -128,6 +145,60 @@ extension CurlEventLoop {
         admission.release(transfer)
         transferLeft()
         transfer.fail(error)
+    }
+
+    /// Fails the running transfers that have been idle for their limit (see ``IdleWatch``).
+    private func failIdle() {
+        guard nextIdleCheck != .max else { return }
+        let now = courier_coarse_now()
+        guard now >= nextIdleCheck else { return }
+        var next = Int64.max
+        var expired: [Transfer] = []
+        for transfer in running.values {
+            guard var watch = transfer.idleWatch else { continue }
+            if watch.nextCheck <= now, let easy = transfer.easy {
+                switch watch.check(now: now, observation: idleObservation(transfer, easy)) {
+                case .expired:
+                    expired.append(transfer)
+                    continue
+                case .checkAt: break
+                }
+                transfer.idleWatch = watch
+            }
+            next = min(next, watch.nextCheck)
+        }
+        nextIdleCheck = next
+        for transfer in expired {
+            let limit = transfer.request.options.idleTimeout ?? .zero
+            remove(
+                transfer,
+                failing: ServiceError(
+                    .timedOut, "No byte moved in either direction for \(limit) (the idle timeout) once connected."))
+        }
+    }
+
+    /// What an idle check needs to know of a running transfer, from curl and the socket.
+    private func idleObservation(_ transfer: Transfer, _ easy: UnsafeMutableRawPointer) -> IdleWatch.Observation {
+        var pretransfer: curl_off_t = 0
+        var requestBytes = 0
+        _ = courier_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+        _ = courier_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+        // A reused connection may show a pre-transfer time of 0 µs; the request's bytes then show
+        // that it was sent.
+        let connected = pretransfer > 0 || requestBytes > 0
+        // The send queue matters only while a request body may wait in it.
+        var queued: Int?
+        if connected, transfer.upload != nil {
+            var localPort = 0
+            _ = courier_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort)
+            if let socket = sockets.socket(localPort: localPort) {
+                let bytes = courier_socket_unacknowledged_bytes(socket)
+                if bytes >= 0 { queued = bytes }
+            }
+        }
+        return IdleWatch.Observation(
+            connectedAfter: connected ? Int64(pretransfer) * 1_000 : nil, unacknowledgedBytes: queued,
+            isPaused: transfer.isPaused)
     }
 
     private func remove(_ transfer: Transfer, failing error: ServiceError) {

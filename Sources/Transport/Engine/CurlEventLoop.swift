@@ -9,7 +9,7 @@ internal import Glibc
 /// A ``CurlLoopGroup`` holds one or more and spreads transfers over them.
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): `multi`'s transfers,
-/// `running`, `admission`, `nextWaitingDeadline`, `idleHandles`, `cancelsInFlight` and
+/// `running`, `admission`, `nextWaitingDeadline`, `nextIdleCheck`, `sockets`, `idleHandles`, `cancelsInFlight` and
 /// `runsJobs` are touched only on the loop thread; `jobExecutor` is written once before the thread starts. Other threads reach the
 /// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
 /// documents as callable from any thread, and read `load` and `waiting`, atomics. The loop
@@ -77,6 +77,11 @@ final class CurlEventLoop: @unchecked Sendable {
     @exclusivity(unchecked) var admission: AdmissionQueue
     /// The earliest total-timeout deadline among waiting transfers, when one may have one.
     @exclusivity(unchecked) var nextWaitingDeadline: ContinuousClock.Instant?
+    /// The earliest idle check (``IdleWatch/nextCheck``) among running transfers, on the coarse
+    /// clock; `.max` when none has an idle limit.
+    @exclusivity(unchecked) var nextIdleCheck = Int64.max
+    /// The sockets curl has open, by local port (see ``SocketRegistry``).
+    @exclusivity(unchecked) var sockets = SocketRegistry()
     /// How many transfers wait for admission, readable from any thread.
     private let waitingCount = Atomic<Int>(0)
     /// Easy handles between transfers, each with its error buffer and what its last transfer set.

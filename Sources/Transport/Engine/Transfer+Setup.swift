@@ -26,7 +26,6 @@ struct OptionFootprint: OptionSet, Sendable {
     static let proxy = OptionFootprint(rawValue: 1 << 11)
     static let noProxy = OptionFootprint(rawValue: 1 << 12)
     static let unixSocket = OptionFootprint(rawValue: 1 << 13)
-    static let maximumFileSize = OptionFootprint(rawValue: 1 << 14)
     static let progress = OptionFootprint(rawValue: 1 << 15)
     /// A handle in an unknown state: the next transfer resets it, whatever it sets.
     static let unknown = OptionFootprint(rawValue: .max)
@@ -48,7 +47,7 @@ extension Transfer {
         }
         if options.connectTimeout != nil { footprint.insert(.connectTimeout) }
         if deadline != nil { footprint.insert(.totalTimeout) }
-        if options.lowSpeedLimit != nil || options.idleTimeout != nil { footprint.insert(.lowSpeed) }
+        if options.lowSpeedLimit != nil { footprint.insert(.lowSpeed) }
         if request.url.hasPrefix("https:") { footprint.insert(.pipeWait) }
         let tls = options.tls
         if tls.certificateAuthorityFile != nil { footprint.insert(.caFile) }
@@ -65,7 +64,6 @@ extension Transfer {
             if !bypass.isEmpty { footprint.insert(.noProxy) }
         }
         if options.unixSocketPath != nil { footprint.insert(.unixSocket) }
-        if options.maximumBodySize != nil { footprint.insert(.maximumFileSize) }
         if options.progress != nil { footprint.insert(.progress) }
         return footprint
     }
@@ -136,13 +134,10 @@ extension Transfer {
             // What is left of the total timeout after waiting for admission (at least 1 ms).
             check(courier_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, (deadline - .now).milliseconds), .totalTimeout)
         }
+        // The idle limit is the loop's own check (``IdleWatch``), not curl's speed average.
         if let lowSpeed = options.lowSpeedLimit {
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond), .lowSpeed)
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, lowSpeed.duration.wholeSecondsRoundedUp))
-        } else if let idle = options.idleTimeout {
-            // Below 1 byte/s for the whole window means not one byte arrived or left in it.
-            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1), .lowSpeed)
-            check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, idle.wholeSecondsRoundedUp))
         }
 
         // HTTP version.
@@ -193,9 +188,9 @@ extension Transfer {
         if let socket = options.unixSocketPath {
             check(courier_easy_setopt_string(handle, CURLOPT_UNIX_SOCKET_PATH, socket), .unixSocket)
         }
-        if let limit = options.maximumBodySize {
-            check(courier_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), .maximumFileSize)
-        }
+        // `maximumBodySize` is checked by the transfer itself (see `headComplete`), not with
+        // CURLOPT_MAXFILESIZE: curl applies that to the announced length even when no body
+        // follows (a HEAD, a 304), failing a HEAD of a large file.
         if options.progress != nil {
             check(courier_easy_setopt_long(handle, CURLOPT_NOPROGRESS, 0), .progress)
             check(courier_easy_setopt_xferinfo_callback(handle, transferProgressCallback))

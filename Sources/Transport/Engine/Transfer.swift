@@ -80,6 +80,10 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var handleFootprint: OptionFootprint = []
     /// Transfers the easy handle has run since its last reset, this one included (loop thread).
     @exclusivity(unchecked) var handleUses = 0
+    /// The idle limit's watch, from when the loop hands the transfer to curl (loop thread).
+    @exclusivity(unchecked) var idleWatch: IdleWatch?
+    /// Whether the last body chunk paused the transfer (its stream's consumer lags).
+    @exclusivity(unchecked) var isPaused = false
     /// Where the transfer stands in its loop's ``AdmissionQueue``.
     @exclusivity(unchecked) var admission = Admission.new
     /// The queue's record of this transfer's origin, while it waits or runs. Weak: the origin
@@ -120,9 +124,15 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: callbacks (loop thread)
 
+    /// A byte moved: the idle limit counts from now.
+    private func touch() {
+        if idleWatch != nil { idleWatch!.touch(at: courier_coarse_now()) }
+    }
+
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
+        touch()
         do {
-            if try head.consume(line) { headComplete() }
+            if try head.consume(line) { try headComplete() }
             return line.count
         } catch {
             abortError = error
@@ -130,11 +140,20 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    private func headComplete() {
+    private func headComplete() throws(ServiceError) {
         guard let status = head.status else { return }
         if request.stopsAtRedirect, [301, 302, 303, 307, 308].contains(status), head.hasLocation {
             discardsBody = true
             return
+        }
+        // A body announced over the limit fails before it arrives. A response that has no body
+        // by definition (to HEAD; 1xx, 204, 304) may announce any length: it is the length of
+        // the representation, not of anything sent.
+        if let limit = request.options.maximumBodySize, let length = head.contentLength, length > limit,
+            Self.hasBody(status: status, method: request.method)
+        {
+            throw ServiceError(
+                .responseTooLarge, "The response announces a body of \(length) bytes, over the limit of \(limit) bytes.")
         }
         switch delivery {
         case .buffered:
@@ -150,7 +169,14 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
+    /// Whether a response with this status, to a request with this method, carries a body
+    /// (RFC 9110, section 6.4.1).
+    static func hasBody(status: Int, method: HTTPRequest.Method) -> Bool {
+        method != .head && status >= 200 && status != 204 && status != 304
+    }
+
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        touch()
         if abortError != nil { return 0 }
         if discardsBody { return bytes.count }
         switch delivery {
@@ -166,7 +192,9 @@ final class Transfer: @unchecked Sendable {
         case .streamed(_, let channel):
             switch channel.offer(bytes) {
             case .accepted: return bytes.count
-            case .pause: return courier_writefunc_pause
+            case .pause:
+                isPaused = true
+                return courier_writefunc_pause
             case .closed:
                 abortError = .cancelled()
                 return 0
@@ -188,6 +216,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     func readBody(into target: UnsafeMutableRawBufferPointer) -> Int {
+        touch()
         guard let upload, let count = upload.read(into: target) else {
             abortError = ServiceError(.fileAccess, "Reading the request body failed.")
             return courier_readfunc_abort

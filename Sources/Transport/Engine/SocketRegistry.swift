@@ -1,0 +1,59 @@
+internal import CCurl
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// The sockets a loop's curl has open, so that an idle check can find a transfer's socket and
+/// read how much of its request body still waits there (``IdleWatch``). curl tells a transfer's
+/// socket (`CURLINFO_ACTIVESOCKET`) only once the transfer is done; it tells its local port
+/// during it, and a socket's local port names it.
+///
+/// The loop's easy handles open and close their sockets through ``socketOpenCallback`` and
+/// ``socketCloseCallback``, which record them here. Loop thread only, like the rest of the loop.
+struct SocketRegistry {
+    /// Open sockets and their local ports (`nil` until looked up: a socket has none before it
+    /// connects).
+    private var ports: [Int32: Int] = [:]
+    private var unresolved: Set<Int32> = []
+
+    var count: Int { ports.count + unresolved.count }
+
+    mutating func opened(_ socket: Int32) { unresolved.insert(socket) }
+
+    mutating func closed(_ socket: Int32) {
+        if unresolved.remove(socket) == nil { ports[socket] = nil }
+    }
+
+    /// The open socket bound to `localPort`, if any.
+    mutating func socket(localPort: Int) -> Int32? {
+        guard localPort > 0 else { return nil }
+        if let found = ports.first(where: { $0.value == localPort }) { return found.key }
+        for socket in unresolved {
+            let port = courier_socket_local_port(socket)
+            guard port > 0 else { continue }
+            unresolved.remove(socket)
+            ports[socket] = port
+            if port == localPort { return socket }
+        }
+        return nil
+    }
+}
+
+/// curl's socket-opening callback: opens the socket it asks for and records it with the loop
+/// (`clientp`, unretained: the loop outlives its handles and its multi's connections).
+let socketOpenCallback: courier_opensocket_callback = { clientp, _, address in
+    guard let clientp, let address else { return -1 }
+    let socket = Glibc.socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    if socket >= 0 {
+        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.opened(socket)
+    }
+    return socket
+}
+
+/// curl's socket-closing callback: forgets the socket and closes it.
+let socketCloseCallback: courier_closesocket_callback = { clientp, socket in
+    if let clientp {
+        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.closed(socket)
+    }
+    return Glibc.close(socket)
+}

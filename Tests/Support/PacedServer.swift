@@ -1,0 +1,173 @@
+import CourierCore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback HTTP/1.1 server for tests that need to control when the request body is read:
+/// it reads a request's head, then its body at a set pace (or only part of it), then stays
+/// silent for a while before it answers. Plain sockets and a thread per connection, with a
+/// small receive buffer, so that the client's send queue shows the server's pace. The NIO test
+/// server reads every body as fast as it can.
+///
+/// `@unchecked Sendable`: `listener`, `port` and `script` are set once in `init`; what the
+/// threads share is `stopped` and `received`, behind locks.
+public final class PacedServer: @unchecked Sendable {
+    /// What the server does with each request.
+    public struct Script: Sendable {
+        /// Body bytes read before going silent; `nil` reads the whole body.
+        public var bodyBytesRead: Int?
+        /// Body bytes read at a time.
+        public var piece = 64 << 10
+        /// Pause between two pieces.
+        public var pause: Duration = .zero
+        /// What the server sends once it read what it reads, before its silence: nothing, a head,
+        /// a head and part of its body.
+        public var prefix = ""
+        /// Silence after the prefix. Then, without a prefix, a complete answer (`ok`); with one,
+        /// the connection closes.
+        public var silence: Duration = .zero
+
+        /// A head promising 1,000 bytes of body.
+        public static let head = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+
+        public init(
+            bodyBytesRead: Int? = nil, piece: Int = 64 << 10, pause: Duration = .zero, prefix: String = "",
+            silence: Duration = .zero
+        ) {
+            self.bodyBytesRead = bodyBytesRead
+            self.piece = piece
+            self.pause = pause
+            self.prefix = prefix
+            self.silence = silence
+        }
+    }
+
+    public let port: Int
+    private let listener: Int32
+    private let script: Script
+    private let stopped = LockedValue(false)
+    private let received = LockedValue<[Int]>([])
+    private let silences = LockedValue<[ContinuousClock.Instant]>([])
+
+    /// `http://127.0.0.1:<port>`
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `127.0.0.1:<port>`
+    public var authority: String { "127.0.0.1:\(port)" }
+    /// The body bytes read from each request that was read to its end, in order.
+    public var bodiesRead: [Int] { received.withLock { $0 } }
+    /// When each silence began (after the server's last read or write), in order.
+    public var silenceStarts: [ContinuousClock.Instant] { silences.withLock { $0 } }
+
+    /// Listens on 127.0.0.1 (a free port) and starts accepting.
+    public init(script: Script) throws {
+        self.script = script
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerError.socket(errno) }
+        // A small receive buffer (inherited by accepted sockets), so that the client's bytes
+        // wait in its own send queue until this server reads them.
+        var size: Int32 = 16 << 10
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw ServerError.socket(errno)
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    enum ServerError: Error { case socket(Int32) }
+
+    /// `POLLRDHUP` (Linux), which Glibc's module does not export: the peer closed its side.
+    private static let peerClosed: Int16 = 0x2000
+
+    /// Stops accepting; connections still open end when their client closes or their script ends.
+    public func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        if first { shutdown(listener, Int32(SHUT_RDWR)) }
+    }
+
+    deinit { stop() }
+
+    private func acceptLoop() {
+        defer { close(listener) }
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if stopped.withLock({ $0 }) { return }
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            Thread.detachNewThread { [self] in serve(client) }
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        // The head, up to its blank line.
+        var head: [UInt8] = []
+        var byte: UInt8 = 0
+        while head.count < 16 << 10 {
+            guard read(client, &byte, 1) == 1 else { return }
+            head.append(byte)
+            if head.suffix(4) == [13, 10, 13, 10] { break }
+        }
+        let text = String(decoding: head, as: UTF8.self).lowercased()
+        let length = text.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        let target = min(length, script.bodyBytesRead ?? length)
+        var buffer = [UInt8](repeating: 0, count: max(script.piece, 1))
+        var total = 0
+        while total < target {
+            let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, min($0.count, target - total)) }
+            guard count > 0 else { return }
+            total += count
+            if script.pause > .zero && total < target { Thread.sleep(forTimeInterval: script.pause.seconds) }
+        }
+        if total == length { received.withLock { $0.append(total) } }
+        if !script.prefix.isEmpty, !sendAll(Array(script.prefix.utf8), to: client) { return }
+        // Silent until the time is up or the client goes away, whichever comes first.
+        silences.withLock { $0.append(.now) }
+        if script.silence > .zero, !clientStays(client, for: script.silence) { return }
+        let rest = script.prefix.isEmpty ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok" : ""
+        _ = sendAll(Array(rest.utf8), to: client)
+    }
+
+    private func sendAll(_ bytes: [UInt8], to client: Int32) -> Bool {
+        bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) == $0.count }
+    }
+
+    /// Waits up to `duration`; false if the client closed meanwhile (unread body bytes do not count).
+    private func clientStays(_ client: Int32, for duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        while true {
+            let remaining = deadline - .now
+            if remaining <= .zero { return true }
+            var descriptor = pollfd(fd: client, events: Self.peerClosed, revents: 0)
+            let ready = poll(&descriptor, 1, Int32(max(1, remaining.seconds * 1000)))
+            if ready > 0 { return false }
+            if ready < 0 && errno != EINTR { return false }
+        }
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
