@@ -42,7 +42,9 @@ import Testing
         await transport.shutdown(cancellingInFlight: true)
         #expect(error?.code == .timedOut, "\(String(describing: error))")
         let silent = try #require(server.silenceStarts.first)
-        #expect(failedAt - silent >= .milliseconds(990), "\(failedAt - silent)")
+        // The client's clock starts when its request left; the server notes its silence once it
+        // has read it, a moment later (longer on a loaded machine).
+        #expect(failedAt - silent >= .milliseconds(800), "\(failedAt - silent)")
         #expect(failedAt - silent < .milliseconds(2500), "\(failedAt - silent)")
     }
 

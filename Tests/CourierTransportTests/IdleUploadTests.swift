@@ -10,7 +10,8 @@ import Testing
     static let limit: Duration = .seconds(1)
 
     /// Checks how long the client waited through the server's silence: not less than the limit,
-    /// less a little (the last byte's acknowledgement comes before the server's read returns), and
+    /// less a little (the last byte's acknowledgement comes before the server's read returns, a
+    /// moment that grows on a loaded machine), and
     /// at most the documented margin (a quarter of the limit while request bytes wait in the send
     /// queue) past it, plus slack for a loaded or sanitized run. curl's speed average, used
     /// before, let the client wait about 7 s.
@@ -19,7 +20,7 @@ import Testing
             Issue.record("the server never went silent", sourceLocation: sourceLocation)
             return
         }
-        #expect(waited >= limit - .milliseconds(50), "\(waited)", sourceLocation: sourceLocation)
+        #expect(waited >= limit - .milliseconds(200), "\(waited)", sourceLocation: sourceLocation)
         #expect(waited < limit + limit / 4 + .milliseconds(1500), "\(waited)", sourceLocation: sourceLocation)
     }
 

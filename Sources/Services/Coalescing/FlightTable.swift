@@ -16,7 +16,16 @@ internal import CourierCore
 ///   shutdown can cancel it and wait for it.
 final class FlightTable: Sendable {
     typealias Work = nonisolated(nonsending) @Sendable () async -> Result<TransportResponse, ServiceError>
+    /// A waiting load's continuation: checked in debug builds (and so in tests and under the
+    /// sanitizers), where a second resume traps; unchecked in release builds, where the checked
+    /// one's canary costs an allocation per load (see PERFORMANCE.md). Each is resumed once, by
+    /// whoever takes its `Waiting` entry out of the machine (land, leave, shutDown), or at once
+    /// when the load is refused or leads, and is never kept otherwise.
+    #if DEBUG
+    typealias Waiter = CheckedContinuation<Outcome, Never>
+    #else
     typealias Waiter = UnsafeContinuation<Outcome, Never>
+    #endif
 
     /// What a waiting load is told.
     enum Outcome {
@@ -27,54 +36,20 @@ final class FlightTable: Sendable {
         case leads(serial: UInt64)
     }
 
-    /// One transfer, named by the id of the load that started it.
-    private struct Flight {
-        /// What others join it by (nil: nobody can).
-        var key: FlightKey?
-        /// `nil` while the task is being created, and for a transfer on its leader's task.
-        var task: Task<Void, Never>?
-        /// What cancels a transfer that runs on its leader's task.
-        var cancellation: TransferCancellation?
-        /// Loads that joined after the first (allocated only when someone joins).
-        var joiners: [UInt64] = []
-        /// Loads waiting right now.
-        var waiting = 1
-        /// Set once its last waiter left, or shutdown cancelled it.
-        var isCancelled = false
+    /// What the machine holds for this table.
+    enum Tokens: FlightTokens {
+        typealias Key = FlightKey
+        typealias Waiter = FlightTable.Waiter
+        typealias TaskHandle = Task<Void, Never>
+        typealias Cancellation = TransferCancellation
+        typealias Drainer = CheckedContinuation<Void, Never>
     }
 
-    /// A load waiting for a flight.
-    private struct Waiting {
-        var flight: UInt64
-        var continuation: Waiter
-        var coalesced: Bool
-        /// Whether shutdown fails it with `shutDown` rather than `cancelled` (transfers to a
-        /// file or a reader, which end because the coordinator stopped, not their caller).
-        var reportsShutDown = false
-        /// How the load would cancel a transfer it leads (nil: it cannot lead on its task).
-        var cancellation: TransferCancellation?
-    }
+    typealias Machine = FlightMachine<Tokens>
 
-    private struct State {
-        var isShutDown = false
-        var cancelsInFlight = false
-        /// Flights whose task has not ended yet (cancelled ones included).
-        var flights: [UInt64: Flight] = [:]
-        /// Flights a new load may still join.
-        var joinable: [FlightKey: UInt64] = [:]
-        /// Waiting loads, by load id.
-        var waiting: [UInt64: Waiting] = [:]
-        var drainWaiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private enum Admission {
-        case refused(ServiceError)
-        case joined
-        case leads
-        case leadsInline
-    }
-
-    private let state = LockedValue(State())
+    /// The flights (``FlightMachine``), under a lock; every action it returns is performed after
+    /// the lock is released.
+    private let state = LockedValue(Machine())
 
     /// Waits for the transfer `key` identifies, joining one in flight or leading one: on this
     /// task when `cancellation` is given (the transport honours it), else in a task of its own;
@@ -90,7 +65,10 @@ final class FlightTable: Sendable {
     ) async -> Result<Execution, ServiceError> {
         // Nothing to join: lead at once, with no continuation and no cancellation handler.
         if let cancellation {
-            switch admitLeader(id: id, key: key, cancellation: cancellation) {
+            let admission = state.withLock {
+                $0.admitLeader(id: id, key: key, cancellation: cancellation, taskIsCancelled: Task.isCancelled)
+            }
+            switch admission {
             case .leads: return await lead(id, work)
             case .refused(let error): return .failure(error)
             case .joins: break  // joins below, where its registration and admission share a lock
@@ -103,40 +81,26 @@ final class FlightTable: Sendable {
             withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
         }
         let outcome = await withTaskCancellationHandler {
-            // Unsafe (no checking canary to allocate): each continuation is resumed once, by
-            // whoever removes its `Waiting` entry under the lock (land, leave or shutDown), or
-            // at once when the load is refused or leads, and is never stored.
-            await withUnsafeContinuation { (continuation: Waiter) in
-                // Admission and the waiter's registration happen under one lock, so a transfer
-                // that lands at once still finds every waiter it must answer.
-                let admission = state.withLock { state -> Admission in
-                    if let refusal = Self.refusal(in: state) { return .refused(refusal) }
-                    if let key, let serial = state.joinable[key] {
-                        if rejectsDuplicates {
-                            return .refused(
-                                ServiceError(
-                                    .redundantRequest, "An identical request is in flight and duplicates are rejected."))
-                        }
-                        state.flights[serial]?.joiners.append(id)
-                        state.flights[serial]?.waiting += 1
-                        state.waiting[id] = Waiting(
-                            flight: serial, continuation: continuation, coalesced: true, cancellation: cancellation)
-                        return .joined
-                    }
-                    Self.register(id, key: key, cancellation: cancellation, in: &state)
-                    // A leader on its own task waits for nothing: no `Waiting` entry.
-                    if cancellation != nil { return .leadsInline }
-                    state.waiting[id] = Waiting(
-                        flight: id, continuation: continuation, coalesced: false, reportsShutDown: reportsShutDown)
-                    return .leads
+            // Admission and the waiter's registration happen under one lock, so a transfer
+            // that lands at once still finds every waiter it must answer.
+            func admit(_ continuation: Waiter) {
+                let admission = state.withLock {
+                    $0.admit(
+                        id: id, key: key, rejectsDuplicates: rejectsDuplicates, waiter: continuation,
+                        reportsShutDown: reportsShutDown, cancellation: cancellation, taskIsCancelled: Task.isCancelled)
                 }
                 switch admission {
                 case .refused(let error): continuation.resume(returning: .landed(.failure(error)))
                 case .joined: joined()
-                case .leads: start(id, preferred: preferred, work)
+                case .startTask: start(id, preferred: preferred, work)
                 case .leadsInline: continuation.resume(returning: .leads(serial: id))
                 }
             }
+            #if DEBUG
+            return await withCheckedContinuation(admit)
+            #else
+            return await withUnsafeContinuation(admit)
+            #endif
         } onCancel: {
             leave(id)
         }
@@ -144,39 +108,6 @@ final class FlightTable: Sendable {
         case .landed(let result): return result
         case .leads(let serial): return await lead(serial, work)
         }
-    }
-
-    private enum LeaderAdmission {
-        case refused(ServiceError)
-        case joins
-        case leads
-    }
-
-    /// Registers flight `id`, led on its caller's task, unless a flight for `key` is in flight
-    /// (the load joins or is refused as a duplicate: ``run`` decides, under its lock).
-    private func admitLeader(id: UInt64, key: FlightKey?, cancellation: TransferCancellation) -> LeaderAdmission {
-        state.withLock { state in
-            if let refusal = Self.refusal(in: state) { return .refused(refusal) }
-            if let key, state.joinable[key] != nil { return .joins }
-            Self.register(id, key: key, cancellation: cancellation, in: &state)
-            return .leads
-        }
-    }
-
-    /// Why a load is refused before it joins or leads: the table shut down, or its task was
-    /// cancelled.
-    private static func refusal(in state: State) -> ServiceError? {
-        if state.isShutDown { return .coordinatorShutDown }
-        if Task.isCancelled { return .cancelled() }
-        return nil
-    }
-
-    /// Registers flight `id`, joinable by `key`.
-    private static func register(
-        _ id: UInt64, key: FlightKey?, cancellation: TransferCancellation?, in state: inout State
-    ) {
-        state.flights[id] = Flight(key: key, cancellation: cancellation)
-        if let key { state.joinable[key] = id }
     }
 
     /// Runs flight `serial`'s transfer on this task and answers the loads that joined it. When
@@ -213,14 +144,7 @@ final class FlightTable: Sendable {
             } else {
                 Task.immediate { _ = self.land(serial, result: await work()) }
             }
-        let cancelNow = state.withLock { state -> Bool in
-            // Read and written back whole: an optional-chained write through the subscript
-            // allocates a coroutine frame for a value this large.
-            guard var flight = state.flights[serial] else { return false }  // already landed
-            flight.task = task
-            state.flights[serial] = flight
-            return state.cancelsInFlight || flight.isCancelled
-        }
+        let cancelNow = state.withLock { $0.taskStarted(serial, task: task) }
         if cancelNow { task.cancel() }  // cancelled while the task was being created
     }
 
@@ -234,132 +158,56 @@ final class FlightTable: Sendable {
     private func land(
         _ serial: UInt64, result: Result<TransportResponse, ServiceError>, handingOver: Bool = false
     ) -> SharedDecodes? {
-        var first: Waiting?
-        var others: [Waiting] = []
-        var shared = false
-        var next: Waiting?
-        let drained = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            if handingOver, !state.cancelsInFlight, var flight = state.flights[serial] {
-                while !flight.joiners.isEmpty {
-                    let id = flight.joiners.removeFirst()
-                    guard let waiting = state.waiting[id], waiting.flight == serial else { continue }
-                    state.waiting[id] = nil
-                    flight.waiting -= 1  // the leader that left; the next was counted when it joined
-                    flight.cancellation = waiting.cancellation
-                    state.flights[serial] = flight
-                    next = waiting
-                    return []
-                }
-            }
-            guard let flight = state.flights.removeValue(forKey: serial) else { return [] }
-            if let key = flight.key { Self.removeJoinable(key, of: serial, from: &state) }
-            shared = !flight.joiners.isEmpty
-            if let waiting = state.waiting[serial], waiting.flight == serial {
-                first = state.waiting.removeValue(forKey: serial)
-            }
-            for id in flight.joiners {
-                if let waiting = state.waiting[id], waiting.flight == serial {
-                    state.waiting[id] = nil
-                    others.append(waiting)
-                }
-            }
-            guard state.flights.isEmpty else { return [] }
-            defer { state.drainWaiters = [] }
-            return state.drainWaiters
-        }
-        if let next {
+        switch state.withLock({ $0.land(serial, handingOver: handingOver) }) {
+        case .handedOver(let next):
             // Every joiner of a flight on its leader's task brings a cancellation (same
             // coordinator and transport; receivers and responders never join one), so shutdown
             // can still end the transfer it now runs.
-            next.continuation.resume(returning: .leads(serial: serial))
+            next.resume(returning: .leads(serial: serial))
             return nil
+        case .landed(let first, let others, let shared, let drained):
+            let decodes = shared ? SharedDecodes() : nil
+            func answer(_ waiting: Machine.Waiting) {
+                waiting.waiter.resume(
+                    returning: .landed(
+                        result.map { Execution(response: $0, sharedDecodes: decodes, wasCoalesced: waiting.coalesced) }))
+            }
+            if let first { answer(first) }
+            for waiting in others { answer(waiting) }
+            for drainer in drained { drainer.resume() }
+            return decodes
         }
-        let decodes = shared ? SharedDecodes() : nil
-        func answer(_ waiting: Waiting) {
-            waiting.continuation.resume(
-                returning: .landed(
-                    result.map { Execution(response: $0, sharedDecodes: decodes, wasCoalesced: waiting.coalesced) }))
-        }
-        if let first { answer(first) }
-        for waiting in others { answer(waiting) }
-        for waiter in drained { waiter.resume() }
-        return decodes
-    }
-
-    /// Makes flight `serial` no longer joinable by `key`, unless another flight took the key.
-    /// One lookup: comparing two keys in full costs more than hashing one.
-    private static func removeJoinable(_ key: FlightKey, of serial: UInt64, from state: inout State) {
-        guard let index = state.joinable.index(forKey: key), state.joinable.values[index] == serial else { return }
-        state.joinable.remove(at: index)
     }
 
     /// A cancelled load leaves at once; the last one out cancels the transfer.
     private func leave(_ id: UInt64) {
-        let (waiting, task) = state.withLock { state -> (Waiting?, Task<Void, Never>?) in
-            guard let waiting = state.waiting.removeValue(forKey: id), var flight = state.flights[waiting.flight]
-            else { return (nil, nil) }
-            flight.waiting -= 1
-            var task: Task<Void, Never>?
-            if flight.waiting == 0 {
-                flight.isCancelled = true
-                task = flight.task
-                if let key = flight.key { Self.removeJoinable(key, of: waiting.flight, from: &state) }
-            }
-            state.flights[waiting.flight] = flight
-            return (waiting, task)
-        }
-        waiting?.continuation.resume(returning: .landed(.failure(.cancelled())))
+        let (waiter, task) = state.withLock { $0.leave(id) }
+        waiter?.resume(returning: .landed(.failure(.cancelled())))
         task?.cancel()
     }
 
     /// Refuses new loads; when `cancelling`, cancels every transfer and fails its waiters.
     func shutDown(cancelling: Bool) {
-        let (waiters, tasks, cancellations) = state.withLock {
-            state -> ([Waiting], [Task<Void, Never>], [TransferCancellation]) in
-            state.isShutDown = true
-            guard cancelling else { return ([], [], []) }
-            state.cancelsInFlight = true
-            let waiters = Array(state.waiting.values)
-            state.waiting = [:]
-            state.joinable = [:]
-            var tasks: [Task<Void, Never>] = []
-            var cancellations: [TransferCancellation] = []
-            for serial in state.flights.keys {
-                state.flights[serial]?.waiting = 0
-                state.flights[serial]?.isCancelled = true
-                if let task = state.flights[serial]?.task { tasks.append(task) }
-                if let cancellation = state.flights[serial]?.cancellation { cancellations.append(cancellation) }
-            }
-            return (waiters, tasks, cancellations)
-        }
-        for task in tasks { task.cancel() }
-        for cancellation in cancellations { cancellation.cancel() }
-        for waiting in waiters {
+        let actions = state.withLock { $0.shutDown(cancelling: cancelling) }
+        for task in actions.tasksToCancel { task.cancel() }
+        for cancellation in actions.cancellations { cancellation.cancel() }
+        for waiting in actions.failed {
             let error = waiting.reportsShutDown
                 ? ServiceError(.shutDown, "The coordinator shut down with the transfer in flight.") : .cancelled()
-            waiting.continuation.resume(returning: .landed(.failure(error)))
+            waiting.waiter.resume(returning: .landed(.failure(error)))
         }
     }
 
     /// Returns once no transfer is running.
     func drained() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = state.withLock { state in
-                if state.flights.isEmpty { return true }
-                state.drainWaiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
+            if state.withLock({ $0.waitForDrain(continuation) }) { continuation.resume() }
         }
     }
 
     /// Whether a load with `key` would join a flight now (or be refused as its duplicate).
-    func isJoinable(_ key: FlightKey) -> Bool {
-        state.withLock { state in state.joinable[key] != nil }
-    }
+    func isJoinable(_ key: FlightKey) -> Bool { state.withLock { $0.isJoinable(key) } }
 
     /// Loads waiting for transfers right now, leaders on their own task included.
-    var waiterCount: Int {
-        state.withLock { state in state.waiting.count + state.flights.values.count { $0.cancellation != nil } }
-    }
+    var waiterCount: Int { state.withLock { $0.waiterCount } }
 }
