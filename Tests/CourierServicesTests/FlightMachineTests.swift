@@ -347,7 +347,7 @@ struct FlightMachineTests {
         return events
     }
 
-    @Test(arguments: 0..<8)
+    @Test(arguments: 0..<4)
     func randomSequencesKeepTheInvariants(batch: UInt64) {
         var events = 0
         for seed in batch * 500..<(batch + 1) * 500 {
