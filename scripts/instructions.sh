@@ -5,6 +5,8 @@
 # nginx the benchmark starts; load() is reported against send of the same requests. Writes
 # instructions.json.
 # Pass --quick for fewer requests. An A/B of a change: run it on both commits, compare.
+# Pass --gate to check the counts against the ledger's (PERFORMANCE.md,
+# Benchmarks/instructions-baseline.json) afterwards: more than 3% over fails.
 # COURIER_CALLGRIND_KEEP=<dir> keeps the profiles, for callgrind_annotate --inclusive=yes.
 #
 # valgrind 3.19 (Debian 12) dies with SIGSEGV on every Swift program with an async main: the
@@ -16,6 +18,12 @@
 # benchmark runs from a copy without debug info (symbols stay, for callgrind_annotate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+gate=0
+arguments=()
+for argument in "$@"; do
+    if [ "$argument" = "--gate" ]; then gate=1; else arguments+=("$argument"); fi
+done
+output="${OUTPUT:-$PWD/Benchmarks/instructions.json}"
 bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev nginx gzip valgrind
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -35,4 +43,6 @@ cd Benchmarks
 swift build -c release --product courier-bench
 objcopy --strip-debug .build/release/courier-bench "$work/courier-bench"
 COURIER_VALGRIND_PRELOAD="$work/sigsuspend.so" "$work/courier-bench" --filter instructions \
-    --output "${OUTPUT:-$PWD/instructions.json}" "$@"
+    --output "$output" ${arguments[@]+"${arguments[@]}"}
+cd ..
+if [ "$gate" -eq 1 ]; then python3 scripts/instruction-gate.py "$output" Benchmarks/instructions-baseline.json; fi
