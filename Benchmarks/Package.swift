@@ -6,9 +6,16 @@ import PackageDescription
 let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v15)],
+    // `Peers` (on by default) builds the peers and the scenarios that need them. Without it
+    // (`--disable-default-traits`) courier-bench builds Courier alone, in a few minutes in release:
+    // enough for the instruction counts (scripts/instructions.sh), parse, cache and the soak.
+    traits: [
+        .trait(name: "Peers", description: "async-http-client, URLSession, OpenAPI clients and the PostgreSQL fleet."),
+        .default(enabledTraits: ["Peers"]),
+    ],
     dependencies: [
         // The PostgreSQL trait builds CourierPostgresCache, for the fleet scenario.
-        .package(name: "Courier", path: "..", traits: ["PostgreSQL"]),
+        .package(name: "Courier", path: "..", traits: [.trait(name: "PostgreSQL", condition: .when(traits: ["Peers"]))]),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
@@ -26,14 +33,17 @@ let package = Package(
         .executableTarget(
             name: "courier-bench",
             dependencies: [
-                "CRawCurl", "BenchOpenAPIClient",
+                "CRawCurl",
                 .product(name: "Courier", package: "Courier"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "CourierOpenAPI", package: "Courier"),
-                .product(name: "CourierPostgresCache", package: "Courier"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .target(name: "BenchOpenAPIClient", condition: .when(traits: ["Peers"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Peers"])),
+                .product(name: "CourierOpenAPI", package: "Courier", condition: .when(traits: ["Peers"])),
+                .product(name: "CourierPostgresCache", package: "Courier", condition: .when(traits: ["Peers"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Peers"])),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["Peers"])),
+                .product(
+                    name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                    condition: .when(traits: ["Peers"])),
             ],
             path: "Sources/courier-bench",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -1,8 +1,12 @@
+#if Peers
 import AsyncHTTPClient
+#endif
 import CRawCurl
 import Courier
 import Foundation
+#if Peers
 import FoundationNetworking
+#endif
 import Glibc
 
 /// The HTTP clients compared end to end. Each runs in a child process of its own, so its CPU
@@ -54,7 +58,10 @@ enum Client: String, CaseIterable, Sendable {
     /// Whether the client runs in `scenario`: the loop-count rows only where one host is busy;
     /// the distinct-URL transport only for instruction counts.
     func runs(in scenario: String) -> Bool {
-        self != .transportDistinct && (loops == nil || scenario == "small identity c=64")
+        #if !Peers
+        if self == .asyncHTTPClient || self == .urlSession { return false }
+        #endif
+        return self != .transportDistinct && (loops == nil || scenario == "small identity c=64")
     }
 
     /// Whether the client's tasks prefer the transport's loop thread as their executor.
@@ -171,6 +178,7 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
             guard status == 0 else { throw BenchError("curl multi failed with \(status)") }
             return (Int(result.bytes), Int(result.failed))
         }
+    #if Peers
     case .asyncHTTPClient:
         var configuration = HTTPClient.Configuration()
         configuration.decompression = .enabled(limit: .none)
@@ -200,6 +208,10 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
             }
         }
         cleanup = { session.invalidateAndCancel() }
+    #else
+    case .asyncHTTPClient, .urlSession:
+        throw BenchError("\(client.rawValue) needs the Peers trait (built without it)")
+    #endif
     }
     try await measureChild(requests: requests, warmup: warmup, work: work, cleanup: cleanup)
 }

@@ -1,3 +1,4 @@
+#if Peers
 import Courier
 import CourierPostgresCache
 import Foundation
@@ -237,3 +238,4 @@ func runFleetChild(arguments: [String]) async throws {
     }
     print(String(decoding: try JSONEncoder().encode(run), as: UTF8.self))
 }
+#endif

@@ -1,3 +1,4 @@
+#if Peers
 import AsyncHTTPClient
 import BenchOpenAPIClient
 import Courier
@@ -143,3 +144,4 @@ func runOpenAPIChild(
     }
     try await measureChild(requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
 }
+#endif

@@ -1,3 +1,4 @@
+#if Peers
 import AsyncHTTPClient
 import Courier
 import Foundation
@@ -138,3 +139,4 @@ extension JSONDecoder {
         return decoder
     }
 }
+#endif

@@ -61,6 +61,7 @@ if let index = arguments.firstIndex(of: "--child") {
     exit(0)
 }
 
+#if Peers
 if let index = arguments.firstIndex(of: "--typed-child") {
     // Typed child mode: --typed-child CLIENT URL CONCURRENCY REQUESTS
     let rest = Array(arguments[(index + 1)...])
@@ -97,6 +98,7 @@ if let index = arguments.firstIndex(of: "--openapi-child") {
     try await runOpenAPIChild(client: client, base: rest[1], concurrency: concurrency, requests: requests, work: work)
     exit(0)
 }
+#endif
 
 func value(after flag: String) -> String? {
     arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
@@ -139,13 +141,17 @@ let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
 if let postgres { print("PostgreSQL: \(postgres.version) on 127.0.0.1:\(postgres.port)") }
 do {
     if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    #if Peers
     if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("openapi") { try openAPIEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    #endif
     if let nginx, selected("many") { try manyLoads(nginx: nginx, report: report, quick: quick, runs: runs) }
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
+    #if Peers
     if let nginx, let postgres { try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs) }
+    #endif
     if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
 } catch {
     nginx?.stop()
