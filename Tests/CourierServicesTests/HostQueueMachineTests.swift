@@ -109,6 +109,16 @@ struct HostQueueMachineTests {
             answered[waiter, default: 0] += 1
             #expect(answered[waiter] == 1, "seed \(seed): waiter \(waiter) answered twice")
         }
+        /// A holder gives its place back: to the oldest still waiting (FIFO), or to nobody.
+        func leave(_ host: String) {
+            if let next = machine.leave(host) {
+                #expect(next == waiting[host]?.first?.waiter, "seed \(seed): \(next) served out of order")
+                waiting[host]?.removeFirst()
+                answer(next)
+            } else {
+                holding[host, default: 0] -= 1
+            }
+        }
         func check(_ step: String) {
             let violations = machine.invariantViolations(limit: limit)
             #expect(violations.isEmpty, "seed \(seed), after \(step): \(violations)")
@@ -140,14 +150,7 @@ struct HostQueueMachineTests {
                 check("queue")
             case 60..<85:
                 guard (holding[host] ?? 0) > 0 else { continue }
-                if let next = machine.leave(host) {
-                    // FIFO: the oldest still waiting.
-                    #expect(next == waiting[host]?.first?.waiter, "seed \(seed): \(next) served out of order")
-                    waiting[host]?.removeFirst()
-                    answer(next)
-                } else {
-                    holding[host, default: 0] -= 1
-                }
+                leave(host)
                 check("leave")
             case 85..<97:
                 guard let line = waiting[host], !line.isEmpty else { continue }
@@ -166,15 +169,7 @@ struct HostQueueMachineTests {
         }
         // Drain: every holder gives its place back, every place passes down its line.
         for host in hosts {
-            while (holding[host] ?? 0) > 0 {
-                if let next = machine.leave(host) {
-                    #expect(next == waiting[host]?.first?.waiter, "seed \(seed): \(next) served out of order")
-                    waiting[host]?.removeFirst()
-                    answer(next)
-                } else {
-                    holding[host, default: 0] -= 1
-                }
-            }
+            while (holding[host] ?? 0) > 0 { leave(host) }
         }
         check("the drain")
         #expect(machine.isIdle, "seed \(seed): places or waiters left")

@@ -9,66 +9,26 @@ import Glibc
 /// of its own (with a `Proxy-Agent` field) and then relays bytes both ways, as proxies do for
 /// HTTPS. Plain sockets and a thread per tunnel: a test opens a handful.
 ///
-/// `@unchecked Sendable`: `listener` and `port` are set once in `init`; what the threads share
-/// is `targets`, behind a lock.
-public final class ConnectProxy: @unchecked Sendable {
+public final class ConnectProxy: Sendable {
     public let port: Int
-    private let listener: Int32
-    private let targets = LockedValue<[String]>([])
-    private let stopped = LockedValue(false)
+    private let listener: LoopbackListener
+    private let targets: LockedValue<[String]>
 
     /// The `host:port` of every tunnel asked for, in order.
     public var tunnels: [String] { targets.withLock { $0 } }
 
     /// Listens on 127.0.0.1 (a free port) and starts accepting.
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ProxyError.socket(errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw ProxyError.socket(errno)
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in acceptLoop() }
+        let targets = LockedValue<[String]>([])
+        self.targets = targets
+        listener = try LoopbackListener { client in Self.tunnel(client, targets: targets) }
+        port = listener.port
     }
 
-    enum ProxyError: Error { case socket(Int32) }
+    /// Stops accepting; tunnels open now end when either side closes.
+    public func stop() { listener.stop() }
 
-    /// Stops accepting (the accept loop closes the listener); tunnels open now end when either
-    /// side closes.
-    public func stop() {
-        let first = stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        if first { shutdown(listener, Int32(SHUT_RDWR)) }
-    }
-
-    private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if stopped.withLock({ $0 }) { return }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            Thread.detachNewThread { [self] in tunnel(client) }
-        }
-    }
-
-    private func tunnel(_ client: Int32) {
+    private static func tunnel(_ client: Int32, targets: LockedValue<[String]>) {
         defer { close(client) }
         // The request head, up to its blank line.
         var head: [UInt8] = []
@@ -106,7 +66,7 @@ public final class ConnectProxy: @unchecked Sendable {
     }
 
     /// Copies bytes both ways until either side closes.
-    private func relay(_ a: Int32, _ b: Int32) {
+    private static func relay(_ a: Int32, _ b: Int32) {
         var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         while true {
@@ -129,7 +89,7 @@ public final class ConnectProxy: @unchecked Sendable {
         }
     }
 
-    private func reply(_ fd: Int32, _ text: String) {
+    private static func reply(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }

@@ -11,9 +11,7 @@ import Glibc
 /// small receive buffer, so that the client's send queue shows the server's pace. The NIO test
 /// server reads every body as fast as it can.
 ///
-/// `@unchecked Sendable`: `listener`, `port` and `script` are set once in `init`; what the
-/// threads share is `stopped` and `received`, behind locks.
-public final class PacedServer: @unchecked Sendable {
+public final class PacedServer: Sendable {
     /// What the server does with each request.
     public struct Script: Sendable {
         /// Body bytes read before going silent; `nil` reads the whole body.
@@ -45,79 +43,43 @@ public final class PacedServer: @unchecked Sendable {
     }
 
     public let port: Int
-    private let listener: Int32
-    private let script: Script
-    private let stopped = LockedValue(false)
-    private let received = LockedValue<[Int]>([])
-    private let silences = LockedValue<[ContinuousClock.Instant]>([])
+    private let listener: LoopbackListener
+    private let log: Log
+
+    /// What the connection threads record.
+    private final class Log: Sendable {
+        let received = LockedValue<[Int]>([])
+        let silences = LockedValue<[ContinuousClock.Instant]>([])
+    }
 
     /// `http://127.0.0.1:<port>`
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     /// `127.0.0.1:<port>`
     public var authority: String { "127.0.0.1:\(port)" }
     /// The body bytes read from each request that was read to its end, in order.
-    public var bodiesRead: [Int] { received.withLock { $0 } }
+    public var bodiesRead: [Int] { log.received.withLock { $0 } }
     /// When each silence began (after the server's last read or write), in order.
-    public var silenceStarts: [ContinuousClock.Instant] { silences.withLock { $0 } }
+    public var silenceStarts: [ContinuousClock.Instant] { log.silences.withLock { $0 } }
 
-    /// Listens on 127.0.0.1 (a free port) and starts accepting.
+    /// Listens on 127.0.0.1 (a free port) and starts accepting. A small receive buffer (16 KiB,
+    /// inherited by accepted sockets), so that the client's bytes wait in its own send queue
+    /// until this server reads them.
     public init(script: Script) throws {
-        self.script = script
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ServerError.socket(errno) }
-        // A small receive buffer (inherited by accepted sockets), so that the client's bytes
-        // wait in its own send queue until this server reads them.
-        var size: Int32 = 16 << 10
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw ServerError.socket(errno)
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in acceptLoop() }
+        let log = Log()
+        self.log = log
+        listener = try LoopbackListener(receiveBuffer: 16 << 10) { client in Self.serve(client, script: script, log: log) }
+        port = listener.port
     }
-
-    enum ServerError: Error { case socket(Int32) }
 
     /// `POLLRDHUP` (Linux), which Glibc's module does not export: the peer closed its side.
     private static let peerClosed: Int16 = 0x2000
 
     /// Stops accepting; connections still open end when their client closes or their script ends.
-    public func stop() {
-        let first = stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        if first { shutdown(listener, Int32(SHUT_RDWR)) }
-    }
+    public func stop() { listener.stop() }
 
     deinit { stop() }
 
-    private func acceptLoop() {
-        defer { close(listener) }
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if stopped.withLock({ $0 }) { return }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            Thread.detachNewThread { [self] in serve(client) }
-        }
-    }
-
-    private func serve(_ client: Int32) {
+    private static func serve(_ client: Int32, script: Script, log: Log) {
         defer { close(client) }
         // The head, up to its blank line.
         var head: [UInt8] = []
@@ -139,21 +101,21 @@ public final class PacedServer: @unchecked Sendable {
             total += count
             if script.pause > .zero && total < target { Thread.sleep(forTimeInterval: script.pause.seconds) }
         }
-        if total == length { received.withLock { $0.append(total) } }
+        if total == length { log.received.withLock { $0.append(total) } }
         if !script.prefix.isEmpty, !sendAll(Array(script.prefix.utf8), to: client) { return }
         // Silent until the time is up or the client goes away, whichever comes first.
-        silences.withLock { $0.append(.now) }
+        log.silences.withLock { $0.append(.now) }
         if script.silence > .zero, !clientStays(client, for: script.silence) { return }
         let rest = script.prefix.isEmpty ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok" : ""
         _ = sendAll(Array(rest.utf8), to: client)
     }
 
-    private func sendAll(_ bytes: [UInt8], to client: Int32) -> Bool {
+    private static func sendAll(_ bytes: [UInt8], to client: Int32) -> Bool {
         bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) == $0.count }
     }
 
     /// Waits up to `duration`; false if the client closed meanwhile (unread body bytes do not count).
-    private func clientStays(_ client: Int32, for duration: Duration) -> Bool {
+    private static func clientStays(_ client: Int32, for duration: Duration) -> Bool {
         let deadline = ContinuousClock.now + duration
         while true {
             let remaining = deadline - .now
