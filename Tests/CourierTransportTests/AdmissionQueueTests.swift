@@ -1,4 +1,5 @@
 import CourierCore
+import CourierTestServer
 import Testing
 
 @testable import CourierTransport
@@ -144,5 +145,170 @@ struct AdmissionQueueTests {
         var queue = AdmissionQueue(limits: Self.limits(perHost: 0))
         for index in 0..<500 { queue.enqueue(Self.transfer("http://a.test/\(index)")) }
         #expect(Self.drain(&queue).count == 500)
+    }
+
+    // MARK: random sequences against a model
+
+    /// The queue as a reader of its doc would model it: per origin, the running units and the
+    /// waiting transfers in arrival order; what it has learned about multiplexing, forgotten
+    /// when the origin goes idle; the oldest head that fits goes first.
+    struct Model {
+        let perHost: Int?
+        let total: Int?
+        var waiting: [String: [Transfer]] = [:]
+        var running: [String: Int] = [:]
+        var multiplexes: [String: Bool] = [:]
+        var held: [ObjectIdentifier: (origin: String, units: Int)] = [:]
+        var sequence: [ObjectIdentifier: Int] = [:]
+        var arrivals = 0
+
+        func isIdle(_ origin: String) -> Bool { (running[origin] ?? 0) == 0 && (waiting[origin] ?? []).isEmpty }
+        func weight(_ origin: String) -> Int { multiplexes[origin] == true ? 1 : AdmissionQueue.unitsPerConnection }
+        var units: Int { running.values.reduce(0, +) }
+
+        mutating func enqueue(_ transfer: Transfer, http2: Bool) {
+            let origin = transfer.request.originKey
+            if isIdle(origin) { multiplexes[origin] = http2 }
+            waiting[origin, default: []].append(transfer)
+            arrivals += 1
+            sequence[ObjectIdentifier(transfer)] = arrivals
+        }
+
+        /// The transfer `next()` should admit: the oldest head among origins with room under
+        /// their own limit, provided the total has room for it.
+        mutating func next() -> Transfer? {
+            let candidates = waiting.compactMap { origin, line -> (String, Transfer)? in
+                guard let head = line.first else { return nil }
+                if let perHost, (running[origin] ?? 0) + weight(origin) > perHost { return nil }
+                return (origin, head)
+            }
+            guard let (origin, head) = candidates.min(by: { sequence[ObjectIdentifier($0.1)]! < sequence[ObjectIdentifier($1.1)]! })
+            else { return nil }
+            let units = weight(origin)
+            if let total, self.units + units > total { return nil }
+            waiting[origin]?.removeFirst()
+            running[origin, default: 0] += units
+            held[ObjectIdentifier(head)] = (origin, units)
+            return head
+        }
+
+        mutating func release(_ transfer: Transfer, httpVersion: Int?) {
+            guard let (origin, units) = held.removeValue(forKey: ObjectIdentifier(transfer)) else { return }
+            running[origin, default: 0] -= units
+            if let httpVersion, httpVersion >= 2 { multiplexes[origin] = true }
+        }
+
+        mutating func forget(_ transfer: Transfer) {
+            let origin = transfer.request.originKey
+            waiting[origin]?.removeAll { $0 === transfer }
+        }
+
+        var allWaiting: [Transfer] {
+            waiting.values.joined().sorted { sequence[ObjectIdentifier($0)]! < sequence[ObjectIdentifier($1)]! }
+        }
+    }
+
+    static func simulate(seed: UInt64, steps: Int) {
+        var random = SeededGenerator(seed: seed)
+        let perHost = Int.random(in: 0...2, using: &random)
+        let totalConnections = [0, 1, 2, 3].randomElement(using: &random)!
+        var queue = AdmissionQueue(limits: Self.limits(perHost: perHost, total: totalConnections))
+        var model = Model(perHost: queue.perHost, total: queue.total)
+        let origins = ["http://a.test", "http://b.test", "https://c.test"]
+        var running: [Transfer] = []
+        var outcomes: [ObjectIdentifier: Int] = [:]  // admitted, forgotten, expired or removed: once each
+        var issued = 0
+        var isShutDown = false
+        var everyTransfer: [Transfer] = []  // alive to the end: identities are not reused
+
+        func ended(_ transfer: Transfer, _ event: String) {
+            outcomes[ObjectIdentifier(transfer), default: 0] += 1
+            #expect(outcomes[ObjectIdentifier(transfer)] == 1, "seed \(seed): a transfer \(event) twice")
+        }
+        func check(_ step: String) {
+            let violations = queue.invariantViolations()
+            #expect(violations.isEmpty, "seed \(seed), after \(step): \(violations)")
+            #expect(queue.count == model.allWaiting.count, "seed \(seed), after \(step): count")
+            for origin in origins {
+                #expect((queue.origins[origin]?.units ?? 0) == (model.running[origin] ?? 0), "seed \(seed), \(origin): units")
+            }
+        }
+        func admit() {
+            while true {
+                let expected = model.next()
+                let admitted = queue.next()
+                #expect(admitted === expected, "seed \(seed): admitted out of order, or not what fits")
+                guard let admitted else { return }
+                ended(admitted, "admitted")
+                running.append(admitted)
+            }
+        }
+
+        for _ in 0..<steps {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<40 where !isShutDown:
+                issued += 1
+                let http2 = random.chance(0.2)
+                let transfer = Self.transfer("\(origins.randomElement(using: &random)!)/\(issued)", http2: http2)
+                everyTransfer.append(transfer)
+                queue.enqueue(transfer)
+                model.enqueue(transfer, http2: http2)
+                check("enqueue")
+                admit()
+                check("admission")
+            case 40..<70:
+                guard !running.isEmpty else { continue }
+                let transfer = running.remove(at: Int.random(in: 0..<running.count, using: &random))
+                let version = [nil, 1, 2].randomElement(using: &random)!
+                queue.release(transfer, httpVersion: version)
+                model.release(transfer, httpVersion: version)
+                check("release")
+                admit()
+                check("admission")
+            case 70..<85:
+                guard let transfer = model.allWaiting.randomElement(using: &random) else { continue }
+                queue.forget(transfer)
+                queue.forget(transfer)  // a second cancellation changes nothing
+                model.forget(transfer)
+                ended(transfer, "forgotten")
+                check("forget")
+                admit()
+            case 85..<97:
+                let doomed = Set(model.allWaiting.filter { _ in random.chance(0.3) }.map(ObjectIdentifier.init))
+                let expired = queue.removeExpired { doomed.contains(ObjectIdentifier($0)) }
+                #expect(Set(expired.map(ObjectIdentifier.init)) == doomed, "seed \(seed): expired the wrong transfers")
+                for transfer in expired {
+                    model.forget(transfer)
+                    ended(transfer, "expired")
+                }
+                check("removeExpired")
+                admit()
+            default:
+                guard random.chance(0.2), !isShutDown else { continue }
+                let removed = queue.removeAll().map(\.transfer)
+                #expect(removed.map(ObjectIdentifier.init) == model.allWaiting.map(ObjectIdentifier.init), "seed \(seed): shutdown order")
+                for transfer in removed {
+                    model.forget(transfer)
+                    ended(transfer, "removed")
+                }
+                isShutDown = true
+                check("removeAll")
+            }
+        }
+        // Drain: what runs ends, and what waits is admitted as room comes.
+        while let transfer = running.popLast() {
+            queue.release(transfer, httpVersion: 1)
+            model.release(transfer, httpVersion: 1)
+            admit()
+            check("the drain")
+        }
+        #expect(queue.isEmpty && queue.origins.isEmpty, "seed \(seed): the drained queue kept something")
+        #expect(outcomes.count == issued && outcomes.values.allSatisfy { $0 == 1 }, "seed \(seed): a transfer without one outcome")
+        withExtendedLifetime(everyTransfer) {}
+    }
+
+    @Test("random event sequences: limits kept, arrival order kept, each transfer one outcome, nothing left", arguments: 0..<4)
+    func randomSequencesKeepTheInvariants(batch: UInt64) {
+        for seed in batch * 300..<(batch + 1) * 300 { Self.simulate(seed: seed, steps: 120) }
     }
 }

@@ -4,8 +4,9 @@ internal import CourierCore
 /// The in-process side of fleet-wide collapsing: one load per key asks the leasing store, the
 /// others share its outcome, so a process takes at most one lease per key at a time.
 ///
-/// Every follower's continuation is resumed exactly once: by ``decided(_:holdsLease:found:)``, by its own
-/// cancellation, or at once when it arrives while the leader holds the lease.
+/// The phases are a ``FleetGateMachine`` under a lock; the loads it answers are resumed after
+/// the lock is released. Every follower is resumed exactly once: by ``decided(_:holdsLease:found:)``,
+/// by its own cancellation, or at once when it arrives while the leader holds the lease.
 final class FleetGate: Sendable {
     /// What a load does after the gate.
     enum Turn: Sendable, Equatable {
@@ -17,47 +18,33 @@ final class FleetGate: Sendable {
         case lookUp
     }
 
-    private enum Phase {
-        /// The leader is taking the lease or waiting for the entry.
-        case deciding(followers: [UInt64: UnsafeContinuation<Turn, Never>])
-        /// The leader holds the lease.
-        case holding
-    }
+    /// A load waiting for its leader's decision. Checked: a fleet-collapsed load waits on the
+    /// leasing store (a network round trip), so the checked continuation's allocation is noise.
+    typealias Follower = CheckedContinuation<Turn, Never>
 
-    private let phases = LockedValue<[CacheKey: Phase]>([:])
+    private let machine = LockedValue(FleetGateMachine<CacheKey, Follower>())
     /// Loads waiting for a leader's decision, every key together (a test hook).
     let followers = CountWaiters()
 
     /// Enters the gate for `key` as load `id`: the first load leads; the others wait for its decision.
     func enter(_ key: CacheKey, id: UInt64) async -> Turn {
         await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Turn, Never>) in
-                let now = phases.withLock { phases -> Turn? in
-                    switch phases[key] {
-                    case nil:
-                        phases[key] = .deciding(followers: [:])
-                        return .lead
-                    case .holding:
-                        return .fetch
-                    case .deciding(var followers):
-                        if Task.isCancelled { return .fetch }  // fetching checks cancellation first
-                        followers[id] = continuation
-                        phases[key] = .deciding(followers: followers)
-                        self.followers.add()
-                        return nil
-                    }
+            await withCheckedContinuation { (follower: Follower) in
+                // The test hook counts under the lock, so that it never runs behind the machine.
+                let entered = machine.withLock { machine -> FleetGateMachine<CacheKey, Follower>.Entered in
+                    let entered = machine.enter(key, id: id, follower: follower, taskIsCancelled: Task.isCancelled)
+                    if entered == .waits { followers.add() }
+                    return entered
                 }
-                if let now { continuation.resume(returning: now) }
+                if case .now(let turn) = entered { follower.resume(returning: turn) }
             }
         } onCancel: {
-            let continuation = phases.withLock { phases -> UnsafeContinuation<Turn, Never>? in
-                guard case .deciding(var followers) = phases[key], let continuation = followers.removeValue(forKey: id)
-                else { return nil }
-                phases[key] = .deciding(followers: followers)
-                self.followers.add(-1)
-                return continuation
+            let follower = machine.withLock { machine in
+                let follower = machine.withdraw(key, id: id)
+                if follower != nil { followers.add(-1) }
+                return follower
             }
-            continuation?.resume(returning: .fetch)
+            follower?.resume(returning: .fetch)
         }
     }
 
@@ -65,20 +52,16 @@ final class FleetGate: Sendable {
     /// and so do later arrivals until ``left(_:)``); else followers look the cache up again
     /// when `found`, or fetch.
     func decided(_ key: CacheKey, holdsLease: Bool, found: Bool) {
-        let followers = phases.withLock { phases -> [UnsafeContinuation<Turn, Never>] in
-            guard case .deciding(let followers) = phases[key] else { return [] }
-            phases[key] = holdsLease ? .holding : nil
-            self.followers.add(-followers.count)
-            return Array(followers.values)
+        let (waiting, turn) = machine.withLock { machine in
+            let decided = machine.decide(key, holdsLease: holdsLease, found: found)
+            followers.add(-decided.followers.count)
+            return decided
         }
-        let turn: Turn = found ? .lookUp : .fetch
-        for follower in followers { follower.resume(returning: turn) }
+        for follower in waiting { follower.resume(returning: turn) }
     }
 
     /// The leader gave its lease back.
     func left(_ key: CacheKey) {
-        phases.withLock { phases in
-            if case .holding = phases[key] { phases[key] = nil }
-        }
+        machine.withLock { $0.leave(key) }
     }
 }

@@ -18,7 +18,18 @@
 /// first goes first). A queued transfer that is cancelled leaves the count at once and its
 /// slot is skipped when it reaches the head.
 ///
-/// Used only on the loop thread.
+/// A state machine: no lock, no continuation, no clock. The loop (on its thread) feeds it the
+/// events and performs what they return:
+/// - ``enqueue(_:)``: a transfer arrives and waits.
+/// - ``next()``: the next transfer curl has room for, if any: the loop hands it to curl.
+/// - ``release(_:httpVersion:)``: a transfer curl ran ended; its units go back, and an answer
+///   over HTTP/2 or 3 teaches its origin to multiplex.
+/// - ``forget(_:)``: a waiting transfer was cancelled or failed.
+/// - ``removeExpired(_:)``: waiting transfers whose total timeout ran out: the loop fails them.
+/// - ``removeAll()``: shutdown: the loop fails every waiting transfer, in arrival order.
+/// The queue keeps a transfer's place in the transfer itself (`admission`, `origin`), so no
+/// event looks a transfer up. ``invariantViolations()`` states what holds after each event;
+/// `AdmissionQueueTests` drives thousands of random event sequences against a model of it.
 struct AdmissionQueue {
     static let unitsPerConnection = 100
 
@@ -164,6 +175,12 @@ struct AdmissionQueue {
             }
         }
         count = 0
+        // Origins with nothing running go, as in `release`.
+        origins = origins.filter { _, origin in
+            if origin.units > 0 { return true }
+            origin.isListed = false
+            return false
+        }
         // Nothing queues after this (shutdown): the last origin need not outlive the queue's use.
         recent = nil
         return all.sorted { $0.sequence < $1.sequence }
@@ -179,6 +196,34 @@ struct AdmissionQueue {
         }
         for transfer in expired { forget(transfer) }
         return expired
+    }
+
+    /// What must hold after every event; the queue's tests check it.
+    func invariantViolations() -> [String] {
+        var violations: [String] = []
+        var runningUnits = 0
+        var waiting = 0
+        for (key, origin) in origins {
+            if origin.key != key || !origin.isListed { violations.append("\(key): listed under another key, or unlisted") }
+            if origin.units < 0 { violations.append("\(key): \(origin.units) units") }
+            if let perHost, origin.units > perHost { violations.append("\(key): \(origin.units) units over \(perHost)") }
+            runningUnits += origin.units
+            var lastSequence = Int.min
+            var originWaiting = 0
+            origin.waiting.forEach { transfer in
+                guard case .waiting(let sequence) = transfer.admission else { return }
+                originWaiting += 1
+                if sequence <= lastSequence { violations.append("\(key): waiting out of arrival order") }
+                lastSequence = sequence
+                if transfer.origin !== origin { violations.append("\(key): a waiting transfer lost its origin") }
+            }
+            if origin.units == 0 && originWaiting == 0 { violations.append("\(key): idle, not dropped") }
+            waiting += originWaiting
+        }
+        if runningUnits != units { violations.append("\(units) units counted, \(runningUnits) held by origins") }
+        if let total, units > total { violations.append("\(units) units over the total \(total)") }
+        if waiting != count { violations.append("\(count) waiting counted, \(waiting) in the lines") }
+        return violations
     }
 
     /// The earliest total-timeout deadline among waiting transfers.
