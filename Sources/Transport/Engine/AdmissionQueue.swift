@@ -34,15 +34,15 @@ struct AdmissionQueue {
     static let unitsPerConnection = 100
 
     /// One origin's running units and waiting transfers. A class, so that the queue mutates
-    /// it in place while it walks the origins. Its `var`s skip dynamic exclusivity checks:
-    /// only the loop thread touches them, never in overlapping accesses.
+    /// it in place while it walks the origins. Only the loop thread touches it: the queue sits
+    /// in the loop's ``LoopBound`` state, and a transfer's `origin` is read there only.
     final class Origin {
         let key: String
-        @exclusivity(unchecked) var units = 0
-        @exclusivity(unchecked) var multiplexes: Bool
-        @exclusivity(unchecked) var waiting = FIFO<Transfer>()
+        var units = 0
+        var multiplexes: Bool
+        var waiting = FIFO<Transfer>()
         /// Whether `origins` holds it (a dropped origin may live on as the queue's `recent`).
-        @exclusivity(unchecked) var isListed = true
+        var isListed = true
 
         init(key: String, multiplexes: Bool) {
             self.key = key

@@ -15,33 +15,33 @@ extension CurlEventLoop {
             refuse(transfer, .cancelled())
             return
         }
-        admission.enqueue(transfer)
-        if let deadline = transfer.deadline, nextWaitingDeadline.map({ deadline < $0 }) ?? true {
-            nextWaitingDeadline = deadline
+        admission.value.enqueue(transfer)
+        if let deadline = transfer.deadline, nextWaitingDeadline.value.map({ deadline < $0 }) ?? true {
+            nextWaitingDeadline.value = deadline
         }
     }
 
     /// Hands curl every waiting transfer it has room for, oldest first.
     func admitWaiting() {
-        while let transfer = admission.next() {
+        while let transfer = admission.value.next() {
             if let deadline = transfer.deadline, deadline <= .now {
                 refuse(transfer, Self.waitedOut)
             } else {
                 add(transfer)
             }
         }
-        if admission.isEmpty { nextWaitingDeadline = nil }
+        if admission.value.isEmpty { nextWaitingDeadline.value = nil }
         publishWaiting()
     }
 
     /// Fails the waiting transfers whose total timeout has run out.
     func failExpiredWaiting() {
-        guard let next = nextWaitingDeadline else { return }
+        guard let next = nextWaitingDeadline.value else { return }
         let now = ContinuousClock.now
         guard next <= now else { return }
-        let expired = admission.removeExpired { transfer in transfer.deadline.map { $0 <= now } ?? false }
+        let expired = admission.value.removeExpired { transfer in transfer.deadline.map { $0 <= now } ?? false }
         for transfer in expired { refuse(transfer, Self.waitedOut) }
-        nextWaitingDeadline = admission.earliestDeadline()
+        nextWaitingDeadline.value = admission.value.earliestDeadline()
         publishWaiting()
     }
 
@@ -50,14 +50,14 @@ extension CurlEventLoop {
     /// timers by itself).
     func pollTimeout() -> Int32 {
         var timeout = 1000
-        if let next = nextWaitingDeadline {
+        if let next = nextWaitingDeadline.value {
             let remaining = next - .now
             if remaining <= .zero { return 0 }
             timeout = min(timeout, remaining.milliseconds)
         }
-        if nextIdleCheck != .max {
+        if nextIdleCheck.value != .max {
             // Rounded up: the coarse clock must have reached the check when the loop wakes.
-            let remaining = (nextIdleCheck - courier_coarse_now() + 999_999) / 1_000_000
+            let remaining = (nextIdleCheck.value - courier_coarse_now() + 999_999) / 1_000_000
             timeout = min(timeout, max(Int(remaining), 0))
         }
         return Int32(timeout)

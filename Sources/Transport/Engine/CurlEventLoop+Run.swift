@@ -10,6 +10,8 @@ extension CurlEventLoop {
         courier_set_thread_name(threadName)
         pthread_setspecific(Self.currentKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(Self.currentKey, nil) }
+        bindLoopState()
+        defer { unbindLoopState() }
         var stillRunning: Int32 = 0
         var draining = false
         guard let executor = jobExecutor else { preconditionFailure("the loop thread started without an executor") }
@@ -17,9 +19,9 @@ extension CurlEventLoop {
         while true {
             // Jobs first: tasks resumed by the last round usually start their next transfer.
             inbox.withLock { swap(&jobs, &$0.jobs) }
-            runsJobs = true
+            runsJobs.value = true
             for job in jobs { job.runSynchronously(on: executor) }
-            runsJobs = false
+            runsJobs.value = false
             jobs.removeAll(keepingCapacity: true)
             let commands = inbox.withLock { inbox -> [Command] in
                 defer { inbox.commands.removeAll(keepingCapacity: true) }
@@ -30,40 +32,40 @@ extension CurlEventLoop {
                 case .add(let transfer): enqueue(transfer)
                 case .cancel(let transfer):
                     if case .waiting = transfer.admission {
-                        admission.forget(transfer)
+                        admission.value.forget(transfer)
                         refuse(transfer, .cancelled())
                     } else {
                         remove(transfer, failing: .cancelled())
                     }
                 case .unpause(let transfer):
-                    if running[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
+                    if running.value[ObjectIdentifier(transfer)] != nil, let easy = transfer.easy {
                         transfer.isPaused = false
                         transfer.idleWatch?.touch(at: courier_coarse_now())
                         _ = curl_easy_pause(easy, Int32(courier_pause_cont))
                     }
                 case .shutdown(let cancelInFlight):
                     draining = true
-                    if cancelInFlight { cancelsInFlight = true }
+                    if cancelInFlight { cancelsInFlight.value = true }
                 }
             }
-            if draining && cancelsInFlight {
+            if draining && cancelsInFlight.value {
                 // Waiting transfers first, so that none is admitted by the removals below.
-                for (_, transfer) in admission.removeAll() {
+                for (_, transfer) in admission.value.removeAll() {
                     refuse(transfer, ServiceError(.shutDown, "The transport was shut down."))
                 }
-                for transfer in Array(running.values) {
+                for transfer in Array(running.value.values) {
                     remove(transfer, failing: ServiceError(.shutDown, "The transport was shut down."))
                 }
             }
             failExpiredWaiting()
             admitWaiting()
-            if draining && running.isEmpty && admission.isEmpty { break }
+            if draining && running.value.isEmpty && admission.value.isEmpty { break }
 
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
             failIdle()
             admitWaiting()
-            if draining && running.isEmpty && admission.isEmpty { break }
+            if draining && running.value.isEmpty && admission.value.isEmpty { break }
 
             let sleeps = inbox.withLock { inbox -> Bool in
                 guard inbox.commands.isEmpty, inbox.jobs.isEmpty else { return false }
@@ -87,7 +89,7 @@ extension CurlEventLoop {
         }
         let footprint = transfer.footprint
         var handle: IdleHandle
-        if let idle = idleHandles.popLast() {
+        if let idle = idleHandles.value.popLast() {
             handle = idle
             // Options the last transfer set and this one will not set again go back to curl's
             // defaults; every other option is overwritten by `attach`.
@@ -128,9 +130,9 @@ extension CurlEventLoop {
         if let limit = transfer.request.options.idleTimeout {
             let watch = IdleWatch(limit: limit, started: courier_coarse_now(), sendsBody: transfer.upload != nil)
             transfer.idleWatch = watch
-            nextIdleCheck = min(nextIdleCheck, watch.nextCheck)
+            nextIdleCheck.value = min(nextIdleCheck.value, watch.nextCheck)
         }
-        running[ObjectIdentifier(transfer)] = transfer
+        running.value[ObjectIdentifier(transfer)] = transfer
     }
 
     /// Has curl open and close the handle's sockets through the loop's ``SocketRegistry``. Set
@@ -142,19 +144,19 @@ extension CurlEventLoop {
 
     /// Fails a transfer that never ran.
     func refuse(_ transfer: Transfer, _ error: ServiceError) {
-        admission.release(transfer)
+        admission.value.release(transfer)
         transferLeft()
         transfer.fail(error)
     }
 
     /// Fails the running transfers that have been idle for their limit (see ``IdleWatch``).
     private func failIdle() {
-        guard nextIdleCheck != .max else { return }
+        guard nextIdleCheck.value != .max else { return }
         let now = courier_coarse_now()
-        guard now >= nextIdleCheck else { return }
+        guard now >= nextIdleCheck.value else { return }
         var next = Int64.max
         var expired: [Transfer] = []
-        for transfer in running.values {
+        for transfer in running.value.values {
             guard var watch = transfer.idleWatch else { continue }
             if watch.nextCheck <= now, let easy = transfer.easy {
                 switch watch.check(now: now, observation: idleObservation(transfer, easy)) {
@@ -167,7 +169,7 @@ extension CurlEventLoop {
             }
             next = min(next, watch.nextCheck)
         }
-        nextIdleCheck = next
+        nextIdleCheck.value = next
         for transfer in expired {
             let limit = transfer.request.options.idleTimeout ?? .zero
             remove(
@@ -191,7 +193,7 @@ extension CurlEventLoop {
         if connected, transfer.upload != nil {
             var localPort = 0
             _ = courier_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort)
-            if let socket = sockets.socket(localPort: localPort) {
+            if let socket = sockets.value.socket(localPort: localPort) {
                 let bytes = courier_socket_unacknowledged_bytes(socket)
                 if bytes >= 0 { queued = bytes }
             }
@@ -202,16 +204,16 @@ extension CurlEventLoop {
     }
 
     private func remove(_ transfer: Transfer, failing error: ServiceError) {
-        guard running.removeValue(forKey: ObjectIdentifier(transfer)) != nil else { return }
+        guard running.value.removeValue(forKey: ObjectIdentifier(transfer)) != nil else { return }
         guard let easy = transfer.easy else {
             assertionFailure("a running transfer without its easy handle")
-            admission.release(transfer)
+            admission.value.release(transfer)
             transferLeft()
             transfer.fail(error)
             return
         }
         curl_multi_remove_handle(multi, easy)
-        admission.release(transfer)
+        admission.value.release(transfer)
         transferLeft()
         transfer.fail(error)
         takeHandle(from: transfer)
@@ -227,10 +229,10 @@ extension CurlEventLoop {
             guard let pointer else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
             curl_multi_remove_handle(multi, easy)
-            running.removeValue(forKey: ObjectIdentifier(transfer))
+            running.value.removeValue(forKey: ObjectIdentifier(transfer))
             var version = 0
             _ = courier_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
-            admission.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
+            admission.value.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
             transferLeft()
             var connects = 0
             _ = courier_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
@@ -257,8 +259,8 @@ extension CurlEventLoop {
     /// Keeps a handle for the next transfer, or frees it when enough are kept. Its options stay
     /// as they are: the next `add` resets them only when it must.
     private func recycle(_ handle: IdleHandle) {
-        if idleHandles.count < limits.idleHandles {
-            idleHandles.append(handle)
+        if idleHandles.value.count < limits.idleHandles {
+            idleHandles.value.append(handle)
         } else {
             curl_easy_cleanup(handle.easy)
             handle.errors.deallocate()
@@ -266,11 +268,11 @@ extension CurlEventLoop {
     }
 
     private func tearDown() {
-        for handle in idleHandles {
+        for handle in idleHandles.value {
             curl_easy_cleanup(handle.easy)
             handle.errors.deallocate()
         }
-        idleHandles.removeAll()
+        idleHandles.value.removeAll()
         curl_multi_cleanup(multi)
         let (waiters, jobs, refused) = inbox.withLock {
             inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob], [Transfer]) in
@@ -287,7 +289,7 @@ extension CurlEventLoop {
             }
             return (inbox.shutdownWaiters, inbox.jobs, refused)
         }
-        let waiting = admission.removeAll().map(\.transfer)
+        let waiting = admission.value.removeAll().map(\.transfer)
         for transfer in waiting + refused { refuse(transfer, ServiceError(.shutDown, "The transport was shut down.")) }
         publishWaiting()
         // Tasks that still prefer this executor carry on on the global one.

@@ -13,7 +13,8 @@ internal import Glibc
 /// `runsJobs` are touched only on the loop thread; `jobExecutor` is written once before the thread starts. Other threads reach the
 /// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
 /// documents as callable from any thread, and read `load` and `waiting`, atomics. The loop
-/// thread's `var`s skip dynamic exclusivity checks, as ``Transfer``'s do, for the same reason.
+/// thread's state sits in ``LoopBound`` boxes, which check the thread in debug builds (bound
+/// when the thread starts) and skip dynamic exclusivity checks.
 ///
 /// Jobs of tasks that prefer the group's executor are queued in the inbox and run on the loop
 /// thread between two rounds of curl work. A transfer that completes then resumes its task on
@@ -72,23 +73,23 @@ final class CurlEventLoop: @unchecked Sendable {
     private let assigned = Atomic<Int>(0)
     /// The executor jobs run on: the group's, so the runtime sees tasks on their preferred executor.
     var jobExecutor: UnownedTaskExecutor?
-    @exclusivity(unchecked) var running: [ObjectIdentifier: Transfer] = [:]
+    let running = LoopBound<[ObjectIdentifier: Transfer]>([:])
     /// Transfers accepted but not yet handed to curl (see ``AdmissionQueue``).
-    @exclusivity(unchecked) var admission: AdmissionQueue
+    let admission: LoopBound<AdmissionQueue>
     /// The earliest total-timeout deadline among waiting transfers, when one may have one.
-    @exclusivity(unchecked) var nextWaitingDeadline: ContinuousClock.Instant?
+    let nextWaitingDeadline = LoopBound<ContinuousClock.Instant?>(nil)
     /// The earliest idle check (``IdleWatch/nextCheck``) among running transfers, on the coarse
     /// clock; `.max` when none has an idle limit.
-    @exclusivity(unchecked) var nextIdleCheck = Int64.max
+    let nextIdleCheck = LoopBound(Int64.max)
     /// The sockets curl has open, by local port (see ``SocketRegistry``).
-    @exclusivity(unchecked) var sockets = SocketRegistry()
+    let sockets = LoopBound(SocketRegistry())
     /// How many transfers wait for admission, readable from any thread.
     private let waitingCount = Atomic<Int>(0)
     /// Easy handles between transfers, each with its error buffer and what its last transfer set.
-    @exclusivity(unchecked) var idleHandles: [IdleHandle] = []
-    @exclusivity(unchecked) var cancelsInFlight = false
+    let idleHandles = LoopBound<[IdleHandle]>([])
+    let cancelsInFlight = LoopBound(false)
     /// True while the loop thread runs task jobs, false while it does curl work.
-    @exclusivity(unchecked) var runsJobs = false
+    let runsJobs = LoopBound(false)
 
     init(index: Int, limits: Limits, threadName: String) {
         CurlLibrary.initializeOnce()
@@ -97,7 +98,7 @@ final class CurlEventLoop: @unchecked Sendable {
         self.multi = multi
         self.limits = limits
         self.threadName = threadName
-        admission = AdmissionQueue(limits: limits)
+        admission = LoopBound(AdmissionQueue(limits: limits))
         _ = courier_multi_setopt_long(multi, CURLMOPT_PIPELINING, courier_pipe_multiplex)
         _ = courier_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, limits.connectionsPerHost)
         _ = courier_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, limits.connections)
@@ -134,8 +135,23 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Transfers accepted and waiting for a connection, not yet handed to curl.
     var waiting: Int { waitingCount.load(ordering: .relaxed) }
 
+    /// Makes the calling thread (the loop thread, as it starts) the only one that may touch the
+    /// loop's state (checked in debug builds).
+    func bindLoopState() {
+        for state in loopState { state.bindToCurrentThread() }
+    }
+
+    /// The loop thread ends: its state goes to whoever tears the loop down.
+    func unbindLoopState() {
+        for state in loopState { state.unbind() }
+    }
+
+    private var loopState: [any LoopBinding] {
+        [running, admission, nextWaitingDeadline, nextIdleCheck, sockets, idleHandles, cancelsInFlight, runsJobs]
+    }
+
     /// Publishes the admission queue's size (loop thread).
-    func publishWaiting() { waitingCount.store(admission.count, ordering: .relaxed) }
+    func publishWaiting() { waitingCount.store(admission.value.count, ordering: .relaxed) }
 
     /// Called once for every transfer that leaves the loop (finished, failed or refused).
     func transferLeft() { assigned.subtract(1, ordering: .relaxed) }

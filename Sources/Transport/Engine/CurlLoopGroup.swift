@@ -48,7 +48,7 @@ final class CurlLoopGroup: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         if loops.count == 1 { return loops[0].enqueue(job) }
-        if let current = member(CurlEventLoop.current), !current.runsJobs { return current.enqueue(job) }
+        if let current = member(CurlEventLoop.current), !current.runsJobs.value { return current.enqueue(job) }
         let turn = nextJobLoop.wrappingAdd(1, ordering: .relaxed).oldValue
         loops[Int(UInt(bitPattern: turn) % UInt(loops.count))].enqueue(job)
     }

@@ -45,7 +45,7 @@ let socketOpenCallback: courier_opensocket_callback = { clientp, _, address in
     guard let clientp, let address else { return -1 }
     let socket = Glibc.socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
     if socket >= 0 {
-        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.opened(socket)
+        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.value.opened(socket)
     }
     return socket
 }
@@ -53,7 +53,7 @@ let socketOpenCallback: courier_opensocket_callback = { clientp, _, address in
 /// curl's socket-closing callback: forgets the socket and closes it.
 let socketCloseCallback: courier_closesocket_callback = { clientp, socket in
     if let clientp {
-        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.closed(socket)
+        Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().sockets.value.closed(socket)
     }
     return Glibc.close(socket)
 }

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// A value that belongs to one thread: a curl loop's state, touched only on its loop thread.
+///
+/// The only place the transport skips Swift's dynamic exclusivity checks (each access to a
+/// class's `var` otherwise records itself in a per-thread table, some 4,000 to 6,000
+/// instructions a request over the loop's state; see PERFORMANCE.md). What makes that sound:
+/// one thread touches the value, and never in two overlapping accesses (curl calls back into
+/// the loop only from `curl_multi_perform`, `curl_multi_socket_action` and `curl_easy_pause`,
+/// none of which runs inside an access to the value).
+///
+/// The first half of that is checked: once ``bindToCurrentThread()`` runs (the loop thread does,
+/// as it starts), every access on another thread traps in debug builds, and so in tests and
+/// under the sanitizers. Before that, the thread that creates the loop sets it up. Release
+/// builds check nothing and store no owner. The second half is what ThreadSanitizer's run of
+/// the suite watches.
+final class LoopBound<Value>: LoopBinding {
+    @exclusivity(unchecked) private var storage: Value
+    #if DEBUG
+    private var owner: pthread_t?
+    #endif
+
+    init(_ value: Value) {
+        storage = value
+    }
+
+    /// The value, on the owning thread.
+    var value: Value {
+        _read {
+            checkThread()
+            yield storage
+        }
+        _modify {
+            checkThread()
+            yield &storage
+        }
+    }
+
+    /// Makes the calling thread the owner: from now on, only it may touch the value.
+    func bindToCurrentThread() {
+        #if DEBUG
+        owner = pthread_self()
+        #endif
+    }
+
+    /// The owning thread is done with the value (it ends): whoever tears the loop down may touch it.
+    func unbind() {
+        #if DEBUG
+        owner = nil
+        #endif
+    }
+
+    @inline(__always)
+    private func checkThread() {
+        #if DEBUG
+        if let owner {
+            precondition(pthread_equal(owner, pthread_self()) != 0, "loop-bound state touched off its loop thread")
+        }
+        #endif
+    }
+}
+
+/// What binds a ``LoopBound`` to its thread, whatever its value.
+protocol LoopBinding: AnyObject {
+    func bindToCurrentThread()
+    func unbind()
+}
