@@ -137,4 +137,110 @@ import Testing
         let asksForCodings = echo.header("accept-encoding") != nil
         #expect(asksForCodings == profile.options.decompressesResponses, "\(context): Accept-Encoding \(asksForCodings)")
     }
+
+    // MARK: TLS settings
+
+    /// A way of reaching a TLS server, and what must come of it.
+    struct SecureProfile: Sendable, CustomStringConvertible {
+        enum Server: Sendable { case nginx, peer, strictPeer }
+        var name: String
+        var server: Server
+        var tls = TLSOptions()
+        /// The error codes the transfer may end with; empty: it must succeed.
+        var failures: [ServiceError.Code] = []
+
+        var description: String { name }
+    }
+
+    /// Three servers: nginx (keeps connections open, so a transfer there can reuse one and
+    /// leave its handle unreset), a TLS peer with another certificate, and one that demands a
+    /// client certificate. Each setting is tried where a leak would change the outcome: a
+    /// certificate authority or verification turned off on nginx with the default trust, a pin
+    /// of nginx's key on the other peer, a client certificate on the strict peer.
+    static func secureProfiles(nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate)
+        -> [SecureProfile]
+    {
+        var trustingNginx = TLSOptions()
+        trustingNginx.certificateAuthorityFile = nginx.certificateAuthorityFile
+        var pinnedNginx = trustingNginx
+        pinnedNginx.pinnedPublicKeys = [nginxPin]
+        var nginxWithClientCertificate = trustingNginx
+        nginxWithClientCertificate.clientCertificate = client
+        var unverified = TLSOptions()
+        unverified.verifiesPeer = false
+        var trustingPeer = TLSOptions()
+        trustingPeer.certificateAuthorityFile = peer.certificateFile
+        var trustingStrict = TLSOptions()
+        trustingStrict.certificateAuthorityFile = strict.certificateFile
+        var mutual = trustingStrict
+        mutual.clientCertificate = client
+        return [
+            SecureProfile(name: "nginx, trusting its authority", server: .nginx, tls: trustingNginx),
+            SecureProfile(name: "nginx, with its key pinned", server: .nginx, tls: pinnedNginx),
+            SecureProfile(name: "nginx, offering a client certificate", server: .nginx, tls: nginxWithClientCertificate),
+            SecureProfile(name: "nginx, without verification", server: .nginx, tls: unverified),
+            SecureProfile(name: "nginx, with the default trust", server: .nginx, failures: [.tlsFailed]),
+            SecureProfile(name: "the peer, trusting its certificate", server: .peer, tls: trustingPeer),
+            SecureProfile(name: "the strict peer, with a client certificate", server: .strictPeer, tls: mutual),
+            SecureProfile(
+                name: "the strict peer, without a client certificate", server: .strictPeer, tls: trustingStrict,
+                failures: [.tlsFailed, .connectionClosed]),
+        ]
+    }
+
+    /// The same for TLS settings. Each first transfer runs twice, so that the second reuses
+    /// nginx's connection and its handle goes on without a reset (one that opens a connection
+    /// is reset anyway); a certificate authority, a pin, verification turned off or a client
+    /// certificate carried into the next transfer would make one of its failures succeed, or
+    /// a success fail.
+    @Test func noTLSSettingReachesTheNextTransferOnTheSameHandle() async throws {
+        let nginx = try await NginxServer.start()
+        let nginxPin = try TLSPeer.publicKeyPin(ofCertificate: nginx.directory + "/server.pem")
+        let peer = try await TLSPeer.start()
+        try peer.serve("hello", response: "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nhello over tls")
+        let clientDirectory = try TemporaryDirectory()
+        let certificate = try TLSPeer.makeCertificate(in: clientDirectory.path, name: "client")
+        let strict = try await TLSPeer.start(clientCertificateAuthority: certificate.certificate)
+        try strict.serve("hello", response: "HTTP/1.0 200 OK\r\n\r\nmutual")
+        var configuration = CurlTransport.Configuration()
+        configuration.loops = 1
+        let transport = CurlTransport(configuration: configuration)
+        let client = ClientCertificate(certificateFile: certificate.certificate, privateKeyFile: certificate.key)
+        let profiles = Self.secureProfiles(nginx: nginx, nginxPin: nginxPin, peer: peer, strict: strict, client: client)
+
+        func send(_ profile: SecureProfile, after previous: SecureProfile?) async {
+            let context = previous.map { "\(profile) after \($0)" } ?? "\(profile)"
+            let request: HTTPRequest
+            switch profile.server {
+            case .nginx: request = HTTPRequest(method: .get, scheme: "https", authority: nginx.authority, path: "/echo/x")
+            case .peer: request = HTTPRequest(method: .get, scheme: "https", authority: peer.authority, path: "/hello")
+            case .strictPeer: request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
+            }
+            var options = TransferOptions()
+            options.tls = profile.tls
+            do {
+                let response = try await transport.send(request, body: nil, options: options)
+                #expect(profile.failures.isEmpty, "\(context): expected \(profile.failures), got a response")
+                #expect(response.head.status.code == 200, "\(context)")
+                let expected = [SecureProfile.Server.peer: "hello over tls", .strictPeer: "mutual"][profile.server]
+                if let expected { #expect(String(decoding: response.body, as: UTF8.self) == expected, "\(context)") }
+            } catch let error as ServiceError {
+                #expect(profile.failures.contains(error.code), "\(context): \(error)")
+            } catch {
+                Issue.record("\(context): \(error)")
+            }
+        }
+
+        for first in profiles {
+            for second in profiles {
+                await send(first, after: nil)
+                await send(first, after: first)
+                await send(second, after: first)
+            }
+        }
+        await transport.shutdown()
+        strict.stop()
+        peer.stop()
+        nginx.stop()
+    }
 }

@@ -36,10 +36,7 @@ public final class TLSPeer: Sendable {
         let directory = NSTemporaryDirectory() + "courier-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (certificate, key) = try makeCertificate(in: directory, name: "server")
-        let pin = try shell(
-            "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der"
-                + " | openssl dgst -sha256 -binary | base64")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let pin = try publicKeyPin(ofCertificate: certificate)
 
         var arguments = [
             "openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-HTTP",
@@ -71,13 +68,21 @@ public final class TLSPeer: Sendable {
             throw TLSPeerError.didNotStart(seen)
         }
         return TLSPeer(
-            directory: directory, port: port, certificateFile: certificate, publicKeyPin: "sha256//" + pin,
+            directory: directory, port: port, certificateFile: certificate, publicKeyPin: pin,
             process: process)
     }
 
     /// Makes `GET /<name>` answer with `response` (a whole HTTP/1.0 response).
     public func serve(_ name: String, response: String) throws {
         try response.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+    }
+
+    /// The pin of the public key in the PEM certificate at `path`, as `TLSOptions.pinnedPublicKeys` takes it.
+    public static func publicKeyPin(ofCertificate path: String) throws -> String {
+        let digest = try shell(
+            "openssl x509 -in '\(path)' -pubkey -noout | openssl pkey -pubin -outform der"
+                + " | openssl dgst -sha256 -binary | base64")
+        return "sha256//" + digest.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Makes a self-signed certificate and key in `directory`; returns their paths.
