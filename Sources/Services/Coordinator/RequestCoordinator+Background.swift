@@ -16,17 +16,17 @@ extension RequestCoordinator {
 
     private func beginBackgroundWork() -> Bool {
         guard !isShutDown else { return false }
-        activeTransfers += 1
+        backgroundWork += 1
         return true
     }
 
     private func endBackgroundWork() {
-        activeTransfers -= 1
+        backgroundWork -= 1
         resumeDrainWaitersIfIdle()
     }
 
     func resumeDrainWaitersIfIdle() {
-        guard activeTransfers == 0 else { return }
+        guard backgroundWork == 0 else { return }
         let drained = drainWaiters
         drainWaiters = []
         for waiter in drained { waiter.resume() }

@@ -5,10 +5,15 @@ public import Logging
 /// Runs loads: decorates requests, coalesces identical ones in flight, retries, validates,
 /// decodes, and reports events.
 ///
-/// The actor keeps only the bookkeeping of background work; transfers in flight and their
-/// waiters are kept under a lock (`FlightTable`), and decorating, transfers, decoding and
-/// waiting all happen outside its isolation, in the caller's task or in the one task that
-/// drives a transfer.
+/// Why an actor: its isolation protects the coordinator's lifecycle, and only that: whether it
+/// is shut down, the background work (revalidations, streamed bodies still open) that
+/// ``shutdown()`` waits for, and the tasks waiting for that drain. They change together, and a
+/// shutdown must see them together. The state of each load lives outside it, each part a pure
+/// state machine under its own lock: coalescing (`FlightTable`), the turns per host
+/// (`HostQueue`), the fleet gate (`FleetGate`), the event subscribers (`EventHub`). So a plain
+/// `load()` never hops onto the actor (its members are `nonisolated`): decorating, transfers,
+/// decoding and waiting happen in the caller's task or in the one task that drives a transfer,
+/// and loads of one coordinator do not queue behind each other for its isolation.
 ///
 /// `RequestCoordinator.current` is a task-local: give a task tree its own coordinator with
 /// `RequestCoordinator.$current.withValue(coordinator) { ... }`; outside any scope it is
@@ -32,8 +37,9 @@ public actor RequestCoordinator {
     private nonisolated let cacheObserver: UInt64?
 
     var isShutDown = false
-    /// Background work (revalidations) whose task has not ended yet.
-    var activeTransfers = 0
+    /// Background work that ``shutdown()`` waits for: revalidations whose task has not ended,
+    /// and streamed bodies still open.
+    var backgroundWork = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Streamed bodies still being read (``stream(_:logger:)``), by load id: how to stop each.
     /// Weak: a body nobody holds any more ends by itself.
@@ -156,7 +162,7 @@ public actor RequestCoordinator {
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
         if cancellingInFlight { cancelOpenStreams() }
-        if activeTransfers > 0 {
+        if backgroundWork > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }
         await flights.drained()

@@ -54,13 +54,13 @@ extension RequestCoordinator {
     private func openStream(_ id: UInt64, lease: StreamLease) -> Bool {
         guard !isShutDown else { return false }
         openStreams[id] = { [weak lease] in lease?.shutDown() }
-        activeTransfers += 1
+        backgroundWork += 1
         return true
     }
 
     private func endStream(_ id: UInt64) {
         guard openStreams.removeValue(forKey: id) != nil else { return }
-        activeTransfers -= 1
+        backgroundWork -= 1
         resumeDrainWaitersIfIdle()
     }
 
@@ -69,7 +69,7 @@ extension RequestCoordinator {
     func cancelOpenStreams() {
         let stops = openStreams.values
         openStreams = [:]
-        activeTransfers -= stops.count
+        backgroundWork -= stops.count
         for stop in stops { stop() }
     }
 }
