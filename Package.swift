@@ -74,7 +74,6 @@ let package = Package(
             path: "Sources/CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // What every layer shares and no C library: for now the lock every module uses.
         // What every layer shares, with no curl and no zlib: errors, the transport seam, bodies,
         // options, metrics. A cache store or a test double needs nothing more.
         .target(

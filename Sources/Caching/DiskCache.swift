@@ -5,7 +5,7 @@ internal import Glibc
 /// A cache directory with one file per entry, bounded by size with least-recently-used eviction.
 ///
 /// - **Files**: named by the SHA-256 of the key; each holds a versioned header with the full
-///   key, the metadata and CRC-32 checksums of metadata and body (see `DiskEntryFile`). A read
+///   key, the metadata and CRC-32C checksums of metadata and body (see `DiskEntryFile`). A read
 ///   checks all of it: a truncated, flipped or older-format file is a miss and is removed;
 ///   files with other names are never touched.
 /// - **Writes** go to a temporary file in the same directory, then `rename`: a crash or a kill

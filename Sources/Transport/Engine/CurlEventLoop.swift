@@ -201,7 +201,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Queues a job of a task that prefers the group's executor; once the loop has stopped,
     /// jobs go to the global concurrent executor instead.
-    func enqueue(_ job: UnownedJob) {
+    func enqueueJob(_ job: UnownedJob) {
         let (queued, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             guard inbox.phase != .stopped else { return (false, false) }
             inbox.jobs.append(job)

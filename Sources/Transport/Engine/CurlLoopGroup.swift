@@ -47,10 +47,10 @@ final class CurlLoopGroup: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        if loops.count == 1 { return loops[0].enqueue(job) }
-        if let current = member(CurlEventLoop.current), !current.runsJobs.value { return current.enqueue(job) }
+        if loops.count == 1 { return loops[0].enqueueJob(job) }
+        if let current = member(CurlEventLoop.current), !current.runsJobs.value { return current.enqueueJob(job) }
         let turn = nextJobLoop.wrappingAdd(1, ordering: .relaxed).oldValue
-        loops[Int(UInt(bitPattern: turn) % UInt(loops.count))].enqueue(job)
+        loops[Int(UInt(bitPattern: turn) % UInt(loops.count))].enqueueJob(job)
     }
 
     /// Shuts every loop down at once; returns when all have released their curl resources.
