@@ -6,8 +6,8 @@ import Glibc
 
 @testable import CourierTransport
 
-/// ``LoopBound``: the loop's state is touched on its own thread only, and debug builds (the
-/// tests') trap on any other.
+/// ``LoopBound``: the loop's state is touched on its own thread only, never in overlapping
+/// accesses, and debug builds (the tests') trap on either.
 @Suite("Loop-bound state: one thread, checked")
 struct LoopBoundTests {
     /// Runs `body` on a new thread and waits for it.
@@ -43,6 +43,13 @@ struct LoopBoundTests {
             let bound = LoopBound(0)
             LoopBoundTests.onAnotherThread { bound.bindToCurrentThread() }
             bound.value += 1
+        }
+    }
+
+    @Test func anOverlappingAccessTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let bound = LoopBound([1, 2])
+            bound.value.withUnsafeMutableBufferPointer { _ in _ = bound.value.count }
         }
     }
     #endif

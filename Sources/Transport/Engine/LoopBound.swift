@@ -4,22 +4,25 @@ internal import Glibc
 
 /// A value that belongs to one thread: a curl loop's state, touched only on its loop thread.
 ///
-/// The only place the transport skips Swift's dynamic exclusivity checks (each access to a
-/// class's `var` otherwise records itself in a per-thread table, some 4,000 to 6,000
-/// instructions a request over the loop's state; see PERFORMANCE.md). What makes that sound:
+/// Its value skips Swift's dynamic exclusivity checks in release builds (each access to a
+/// class's `var` otherwise records itself in a per-thread table: some 4,000 to 6,000
+/// instructions a request over a loop's state and its transfers'; see PERFORMANCE.md). What makes that sound:
 /// one thread touches the value, and never in two overlapping accesses (curl calls back into
 /// the loop only from `curl_multi_perform`, `curl_multi_socket_action` and `curl_easy_pause`,
 /// none of which runs inside an access to the value).
 ///
-/// The first half of that is checked: once ``bindToCurrentThread()`` runs (the loop thread does,
-/// as it starts), every access on another thread traps in debug builds, and so in tests and
-/// under the sanitizers. Before that, the thread that creates the loop sets it up. Release
-/// builds check nothing and store no owner. The second half is what ThreadSanitizer's run of
-/// the suite watches.
+/// Both halves are checked in debug builds, and so in tests and under the sanitizers: once
+/// ``bindToCurrentThread()`` runs (the loop thread does, as it starts), an access on another
+/// thread traps (before that, the thread that creates the loop sets it up); and there the
+/// value keeps Swift's dynamic exclusivity checks, so an overlapping access traps too. Release
+/// builds check neither and store no owner.
 final class LoopBound<Value>: LoopBinding {
-    @exclusivity(unchecked) private var storage: Value
     #if DEBUG
+    /// Checked in debug builds: an overlapping access traps there.
+    private var storage: Value
     private var owner: pthread_t?
+    #else
+    @exclusivity(unchecked) private var storage: Value
     #endif
 
     init(_ value: Value) {
