@@ -2,6 +2,7 @@
 //
 //     courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
+//     courier-bench --interleaved URL ROUNDS BLOCK LABEL...   (c=1 variants alternated in one process)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
 //                          [--soak-load-bound S] [--output soak-results.json]
 //
@@ -18,6 +19,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
         usage: courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
+               courier-bench --interleaved URL ROUNDS BLOCK LABEL...
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
@@ -25,6 +27,10 @@ if arguments.contains("--help") || arguments.contains("-h") {
           --filter      the scenarios to run (all by default); `instructions` (instructions per request
                         under callgrind) runs only when named, through scripts/instructions.sh
           --output      where the JSON figures go (bench-results.json, or soak-results.json with --soak)
+          --interleaved variants of one small GET at c=1 (tuned, defaults, defaults-same, tuned-distinct,
+                        no-coalescing, no-retries, no-host-queue, no-cache, send, send-distinct; LABEL@loop
+                        on the loop executor) in one process over one transport, ROUNDS rounds of BLOCK
+                        requests of each in turn: ratios to the first label under the same machine noise
           --soak        instead of the scenarios: N load()s (100,000 by default) at C at once (64) through
                         a default RequestCoordinator against a loopback server that mixes stalls, resets,
                         truncated bodies, 503s with Retry-After and bad gzip with good answers, chosen
@@ -48,6 +54,16 @@ if let index = arguments.firstIndex(of: "--fault-server") {
         exit(2)
     }
     try runFaultServer(seed: seed)
+}
+if let index = arguments.firstIndex(of: "--interleaved") {
+    // Interleaved mode: --interleaved URL ROUNDS BLOCK LABEL...
+    let rest = Array(arguments[(index + 1)...])
+    guard rest.count >= 4, let rounds = Int(rest[1]), let block = Int(rest[2]) else {
+        FileHandle.standardError.write(Data("bad --interleaved arguments: \(rest)\n".utf8))
+        exit(2)
+    }
+    try await runInterleaved(url: rest[0], rounds: rounds, block: block, labels: Array(rest[3...]))
+    exit(0)
 }
 if let index = arguments.firstIndex(of: "--child") {
     // Child mode: --child CLIENT URL CONCURRENCY REQUESTS gzip|identity
