@@ -12,12 +12,8 @@ struct LoadPlan: Sendable {
     /// Invariant that makes it Sendable: `fields` is written only through `update`, which first
     /// copies a box that any other plan shares, so a box another plan or thread can see is
     /// never written.
-    ///
-    /// `fields` skips Swift's dynamic exclusivity checks (one `swift_beginAccess` per read, a
-    /// dozen per load): by the same invariant, a write happens only while nothing else holds the
-    /// box, so no other access can overlap it.
     private final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) var fields: LoadPlanFields
+        var fields: LoadPlanFields
         init(_ fields: LoadPlanFields) { self.fields = fields }
     }
 
