@@ -172,6 +172,67 @@ import Testing
         }
     }
 
+    /// A parser that moves to another thread in mid-head stops using the first thread's recent
+    /// fields (they have no lock, so the two threads could touch them at once) and still builds
+    /// exactly its head's lines. The first thread stays alive meanwhile, so the second cannot
+    /// be given its identity.
+    @Test func aParserMovedToAnotherThreadLeavesTheFirstThreadsFieldsAlone() throws {
+        final class Handover: @unchecked Sendable {  // one thread at a time, ordered by the semaphores
+            var parser = ResponseHeadParser(limit: 1 << 16)
+            var usedOnFirst = false
+            var usedOnSecond = true
+            var response: HTTPResponse?
+            var failure: (any Error)?
+        }
+        let fields = [("Server", "nginx"), ("Content-Type", "application/json"), ("ETag", "\"m\"")]
+        let lines = Self.head(fields)
+        let handover = Handover()
+        let halfParsed = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let exited = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                // A head first, so that this thread's recent fields hold one to build on.
+                _ = try Self.parseOnce(lines)
+                for line in lines.prefix(2) { _ = try Self.feed(&handover.parser, line) }
+                handover.usedOnFirst = handover.parser.usesRecentFields
+            } catch {
+                handover.failure = error
+            }
+            halfParsed.signal()
+            finished.wait()
+            exited.signal()
+        }.start()
+        halfParsed.wait()
+        Thread {
+            do {
+                for line in lines.dropFirst(2) { _ = try Self.feed(&handover.parser, line) }
+                handover.usedOnSecond = handover.parser.usesRecentFields
+                handover.response = handover.parser.response
+            } catch {
+                handover.failure = error
+            }
+            finished.signal()
+        }.start()
+        exited.wait()
+        if let failure = handover.failure { throw failure }
+        #expect(handover.usedOnFirst)
+        #expect(!handover.usedOnSecond)
+        #expect(handover.response?.headerFields == Self.expected(fields))
+    }
+
+    /// Feeds one line in a buffer of exactly its size.
+    static func feed(_ parser: inout ResponseHeadParser, _ line: String) throws -> Bool {
+        var bytes = Array(line.utf8)
+        return try bytes.withUnsafeMutableBytes { raw in try parser.consume(UnsafeRawBufferPointer(raw)) }
+    }
+
+    static func parseOnce(_ lines: [String]) throws -> HTTPResponse? {
+        var parser = ResponseHeadParser(limit: 1 << 16)
+        for line in lines where try feed(&parser, line) { return parser.response }
+        return nil
+    }
+
     @Test func contentLengthListsMustAgree() throws {
         #expect(try parse(["HTTP/1.1 200 OK\r\n", "Content-Length: 12 , 12,12\r\n", "\r\n"]) != nil)
         for bad in ["12, 13", "12,", ",12", "", "1x", "1234567890123456789", "12,,12"] {

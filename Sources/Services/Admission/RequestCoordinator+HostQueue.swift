@@ -37,7 +37,7 @@ extension RequestCoordinator {
     /// Whether `plan` goes to the network without reading the cache first (an unsafe method
     /// may still invalidate entries) and without a responder.
     private nonisolated func goesStraightToNetwork(_ plan: LoadPlan) -> Bool {
-        guard !plan.failedToBuild, !plan.hasStub, !plan.hasReceiver else { return false }
+        guard plan.buildError == nil, plan.stub == nil, plan.receiver == nil else { return false }
         if configuration.cache != nil, plan.cachePolicy.usesCache { return false }
         return plan.cachePolicy.mode != .cacheOnly
     }

@@ -25,12 +25,8 @@ struct Execution: Sendable {
     /// Invariant that makes it Sendable: `fields` is only written through `Execution`'s
     /// setters, and only when this box is uniquely referenced (copy on write), so a box another
     /// value or thread can see is never written.
-    ///
-    /// `fields` skips Swift's dynamic exclusivity checks (one `swift_beginAccess` per read, a
-    /// dozen per load): by the same invariant, a write happens only while nothing else holds the
-    /// box, so no other access can overlap it.
     private final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) var fields: Fields
+        var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
 

@@ -12,12 +12,8 @@ struct LoadPlan: Sendable {
     /// Invariant that makes it Sendable: `fields` is written only through `update`, which first
     /// copies a box that any other plan shares, so a box another plan or thread can see is
     /// never written.
-    ///
-    /// `fields` skips Swift's dynamic exclusivity checks (one `swift_beginAccess` per read, a
-    /// dozen per load): by the same invariant, a write happens only while nothing else holds the
-    /// box, so no other access can overlap it.
     private final class Box: @unchecked Sendable {
-        @exclusivity(unchecked) var fields: LoadPlanFields
+        var fields: LoadPlanFields
         init(_ fields: LoadPlanFields) { self.fields = fields }
     }
 
@@ -80,15 +76,6 @@ struct LoadPlan: Sendable {
     /// The resource's backend, read once from its endpoint (building an endpoint costs more than
     /// reading a field; ``RequestCoordinator/finish(_:plan:execution:)`` needs it again).
     var backend: (any Backend)? { box.fields.backend }
-    /// Whether the request could not be built. The flags below answer without copying the
-    /// optional: its copy goes through the runtime's value witnesses, and a load asks often.
-    var failedToBuild: Bool { box.fields.buildError != nil }
-    /// Whether a receiver takes the response (``receiver`` is set).
-    var hasReceiver: Bool { box.fields.receiver != nil }
-    /// Whether the request has a body (``body`` is set).
-    var hasBody: Bool { box.fields.body != nil }
-    /// Whether a responder answers in place of the transport (``stub`` is set).
-    var hasStub: Bool { box.fields.stub != nil }
     /// The total timeout of the transfer's retries, when its first attempt has less (what
     /// waiting for its turn at its host left); nil otherwise.
     var retryTimeout: Duration?? {

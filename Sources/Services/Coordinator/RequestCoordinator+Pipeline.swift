@@ -15,7 +15,7 @@ extension RequestCoordinator {
         defer { if plan.operation != nil { events.setOperation(nil, for: plan.id) } }
         let telemetry = started(plan, background: intent.isRefresh)
         do {
-            if plan.failedToBuild, let error = plan.buildError { throw error }
+            if let error = plan.buildError { throw error }
             // Without telemetry, no task-local to bind: one async level (and its frame) fewer.
             let (value, execution) =
                 if let telemetry {
@@ -210,7 +210,7 @@ extension RequestCoordinator {
         let (key, transfer) = flight(of: request, plan: plan)
         return await flights.run(
             id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
-            transportExecutor: transport.taskExecutor, reportsShutDown: plan.hasReceiver,
+            transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
             cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
         ) {
             await self.transferWithRetries(transfer)
@@ -228,7 +228,7 @@ extension RequestCoordinator {
         // Nor when a cancelled leader's successor would send a request the server may already
         // have acted on (a shared POST without an `Idempotency-Key`): it keeps one transfer.
         let cancellation =
-            transportHonoursCancellation && !plan.hasReceiver && !plan.hasStub
+            transportHonoursCancellation && plan.receiver == nil && plan.stub == nil
                 && (key == nil || RetryPolicy.isIdempotent(request)) ? TransferCancellation() : nil
         return (key, PlannedTransfer(request, plan: plan, cancellation: cancellation))
     }
@@ -239,7 +239,7 @@ extension RequestCoordinator {
         plan.coalescing == .never
             ? nil
             : FlightKey(
-                request, body: plan.hasBody ? plan.body : nil, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.hasStub ? plan.stub?.tag : nil,
+                request, body: plan.body, ignoring: configuration.headersIgnoredForCoalescing, tag: plan.stub?.tag,
                 partitions: plan.observers.isEmpty ? [] : plan.observers.compactMap(\.coalescingPartition))
     }
 

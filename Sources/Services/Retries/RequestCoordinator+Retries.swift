@@ -19,7 +19,7 @@ extension RequestCoordinator {
         while true {
             let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
             let outcome =
-                if transfer.goesToTransport {
+                if transfer.stub == nil && transfer.receiver == nil {
                     await send(sent.request, body: transfer.body, options: transfer.options)
                 } else {
                     await send(
@@ -133,7 +133,7 @@ extension RequestCoordinator {
         guard
             let delay = transfer.policy.delay(
                 after: outcome, of: transfer.request, attempt: attempt,
-                resumesCutBodies: !transfer.goesToTransport && transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
+                resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
                 random: Double.random(in: 0..<1))
         else { return .stands }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
@@ -160,30 +160,23 @@ final class PlannedTransfer: Sendable {
     let logger: Logger?
     let stub: LoadPlan.Stub?
     let receiver: (any ResponseReceiver)?
-    /// Neither a responder nor a receiver: each attempt goes straight to the transport (a flag,
-    /// since testing the optionals copies them through the runtime at every attempt).
-    let goesToTransport: Bool
     /// The retries' total timeout when the first attempt has less (``LoadPlan/retryTimeout``).
     let retryTimeout: Duration??
 
     init(_ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil) {
         self.request = request
-        // Optionals read through the flags: a nil one is then not copied through the runtime.
-        body = plan.hasBody ? plan.body : nil
+        body = plan.body
         var options = plan.options
         options.cancellation = cancellation
         // `execute` validated the request; a receiver may change it (a range to resume), so the
         // transport checks again then.
-        options.requestIsValidated = !plan.hasReceiver
+        options.requestIsValidated = plan.receiver == nil
         self.options = options
         policy = plan.retryPolicy
         id = plan.id
         logger = plan.logger
-        let stub = plan.hasStub ? plan.stub : nil
-        let receiver = plan.hasReceiver ? plan.receiver : nil
-        goesToTransport = stub == nil && receiver == nil
-        self.stub = stub
-        self.receiver = receiver
+        stub = plan.stub
+        receiver = plan.receiver
         retryTimeout = plan.retryTimeout
     }
 
@@ -199,7 +192,6 @@ final class PlannedTransfer: Sendable {
         logger = transfer.logger
         stub = transfer.stub
         receiver = transfer.receiver
-        goesToTransport = transfer.goesToTransport
         retryTimeout = nil
     }
 

@@ -29,10 +29,16 @@ struct ResponseHeadParser: ~Copyable {
     private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
-    /// This thread's recent fields, looked up at the first field, and the number of the head
-    /// this parser builds there (see ``RecentFields/beginHead()``).
+    /// Whether the head has a `Location` field.
+    var hasLocation: Bool { locationCount > 0 }
+    /// The recent fields of the thread that parsed the first field, and the number of the
+    /// head this parser builds there (see ``RecentFields/beginHead()``).
     private var recent: RecentFields?
     private var headGeneration = 0
+    /// That thread. A parser that finds itself on another one leaves its recent fields alone
+    /// from then on (``usesRecentFields`` is false), in every build: they have no lock.
+    private var owner: pthread_t?
+    private var isDetached = false
     /// Fields of the final head so far (`fields` may hold more: it starts as the last head's).
     private var fieldCount = 0
 
@@ -106,20 +112,17 @@ struct ResponseHeadParser: ~Copyable {
         case .contentEncoding: hasContentEncoding = true
         case .setCookie, .other: break
         }
-        let recent: RecentFields
-        if let known = self.recent {
-            // A parser is used on one thread from its first field to its last: the cache is that
-            // thread's and has no lock.
-            assert(known === RecentFields.current, "a response head parser moved to another thread")
-            recent = known
-        } else {
-            recent = RecentFields.current
-            self.recent = recent
-            (headGeneration, fields) = recent.beginHead()
-            if fields.isEmpty, expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
-        }
         let index = fieldCount
         fieldCount += 1
+        guard let recent = recentFields() else {
+            let field = Self.field(spelled.name, value: value)
+            if index < fields.count {
+                fields.replaceSubrange(index..<index + 1, with: CollectionOfOne(field))
+            } else {
+                fields.append(field)
+            }
+            return false
+        }
         // The same field at the same place as in the last head: already in `fields`.
         if let slot, recent.lastHead(headGeneration, matches: slot, value: value, at: index) { return false }
         let field: HTTPField
@@ -144,6 +147,28 @@ struct ResponseHeadParser: ~Copyable {
             fields.append(field)
         }
         return false
+    }
+
+    /// Whether this parser builds on its thread's recent fields (false once it moved threads).
+    var usesRecentFields: Bool { !isDetached && recent != nil }
+
+    /// The recent fields to build on: this thread's, looked up at the first field; nil once the
+    /// parser is on another thread than that one (a cheap comparison of `pthread_self()`).
+    private mutating func recentFields() -> RecentFields? {
+        if isDetached { return nil }
+        if let recent, let owner {
+            if pthread_equal(owner, pthread_self()) != 0 { return recent }
+            // Moved: the fields built so far are this parser's own; the rest are built plainly.
+            isDetached = true
+            self.recent = nil
+            return nil
+        }
+        let recent = RecentFields.current
+        self.recent = recent
+        owner = pthread_self()
+        (headGeneration, fields) = recent.beginHead()
+        if fields.isEmpty, expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
+        return recent
     }
 
     /// A blank line: the end of an interim head (skipped) or of the final one.
