@@ -7,7 +7,7 @@ public import Logging
 ///
 /// Why an actor: its isolation protects the coordinator's lifecycle, and only that: whether it
 /// is shut down, the background work (revalidations, streamed bodies still open) that
-/// ``shutdown()`` waits for, and the tasks waiting for that drain. They change together, and a
+/// ``shutdown(cancellingInFlight:)`` waits for, and the tasks waiting for that drain. They change together, and a
 /// shutdown must see them together. The state of each load lives outside it, each part a pure
 /// state machine under its own lock: coalescing (`FlightTable`), the turns per host
 /// (`HostQueue`), the fleet gate (`FleetGate`), the event subscribers (`EventHub`). So a plain
@@ -37,7 +37,7 @@ public actor RequestCoordinator {
     private nonisolated let cacheObserver: UInt64?
 
     var isShutDown = false
-    /// Background work that ``shutdown()`` waits for: revalidations whose task has not ended,
+    /// Background work that ``shutdown(cancellingInFlight:)`` waits for: revalidations whose task has not ended,
     /// and streamed bodies still open.
     var backgroundWork = 0
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
