@@ -231,8 +231,8 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         defer { options.cancellation?.unregister() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HopResult, any Error>) in
+        let raw = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
                 if streamed {
                     let channel = BodyChannel(
                         highWater: configuration.streamBufferSize,
@@ -250,6 +250,13 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
             }
         } onCancel: {
             loop.cancel(transfer)
+        }
+        // The head is built here, on this task's thread, not on the loop's.
+        do {
+            return try raw.parsed()
+        } catch {
+            raw.channel?.close()
+            throw error
         }
     }
 }

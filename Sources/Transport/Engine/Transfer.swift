@@ -6,10 +6,10 @@ internal import Synchronization
 internal import Glibc
 #endif
 
-/// What one hop of a request produced: the head, built and checked on the loop thread as its
-/// lines arrive (``ResponseHeadParser``), and the body.
-struct HopResult: Sendable {
-    var head: HTTPResponse
+/// What one hop of a request produced. The loop thread delivers the head as raw lines
+/// (``RawHop``); the awaiting task builds it (``HopResult``).
+struct Hop<Head: Sendable>: Sendable {
+    var head: Head
     /// The body as received (still compressed if it was), for buffered transfers.
     var body: Data
     var metrics: TransferMetrics
@@ -20,6 +20,19 @@ struct HopResult: Sendable {
     /// False only when the head is known to have no `Content-Encoding`, so there is nothing
     /// to inflate and no need to look.
     var mayBeEncoded = true
+}
+
+typealias RawHop = Hop<RawResponseHead>
+typealias HopResult = Hop<HTTPResponse>
+
+extension Hop<RawResponseHead> {
+    /// The hop with its head built and checked (on the awaiting task's thread).
+    func parsed() throws(ServiceError) -> HopResult {
+        let (response, hasContentEncoding) = try head.parsed()
+        return HopResult(
+            head: response, body: body, metrics: metrics, redirectURL: redirectURL, channel: channel,
+            mayBeEncoded: hasContentEncoding)
+    }
 }
 
 /// One request's state while curl runs it.
@@ -43,9 +56,9 @@ final class Transfer: @unchecked Sendable {
     /// write to its frame as a race.
     enum Delivery {
         /// Resume once, at the end, with the whole body in memory.
-        case buffered(CheckedContinuation<HopResult, any Error>)
+        case buffered(CheckedContinuation<RawHop, any Error>)
         /// Resume once the head is known; the body then flows through the channel.
-        case streamed(CheckedContinuation<HopResult, any Error>?, BodyChannel)
+        case streamed(CheckedContinuation<RawHop, any Error>?, BodyChannel)
     }
 
     let request: PreparedRequest
@@ -54,7 +67,7 @@ final class Transfer: @unchecked Sendable {
     @exclusivity(unchecked) var delivery: Delivery?
     @exclusivity(unchecked) var easy: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
-    @exclusivity(unchecked) private var head: ResponseHeadParser
+    @exclusivity(unchecked) private var head: RawResponseHead
     @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer?
     @exclusivity(unchecked) private var capacity = 0
     @exclusivity(unchecked) private var count = 0
@@ -96,7 +109,7 @@ final class Transfer: @unchecked Sendable {
     init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
         self.request = request
         self.bodyBuffers = bodyBuffers
-        head = ResponseHeadParser(limit: request.options.maximumHeaderSize)
+        head = RawResponseHead(limit: request.options.maximumHeaderSize)
         deadline = request.options.timeout.map { ContinuousClock.now + $0 }
     }
 
@@ -149,12 +162,8 @@ final class Transfer: @unchecked Sendable {
                 reserve(Int(min(length, limit)))
             }
         case .streamed(let continuation?, let channel):
-            guard let response = head.response else { return }
             delivery = .streamed(nil, channel)
-            continuation.resume(
-                returning: HopResult(
-                    head: response, body: Data(), metrics: TransferMetrics(), channel: channel,
-                    mayBeEncoded: head.hasContentEncoding))
+            continuation.resume(returning: RawHop(head: head, body: Data(), metrics: TransferMetrics(), channel: channel))
         case .streamed(nil, _), nil:
             break
         }
@@ -230,12 +239,12 @@ final class Transfer: @unchecked Sendable {
 
     /// Finishes the transfer with curl's result. The easy handle is still attached.
     func complete(with code: CURLcode) {
-        var outcome: Result<HopResult, ServiceError>
+        var outcome: Result<RawHop, ServiceError>
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
             outcome = .failure(CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
-        } else if let response = head.response {
+        } else if head.isComplete {
             let metrics = readMetrics()
             var redirect: String?
             if discardsBody, let easy {
@@ -245,14 +254,11 @@ final class Transfer: @unchecked Sendable {
                 }
                 if redirect == nil {
                     // curl resolves only targets it may follow (http and https).
-                    deliver(.failure(RedirectHop.unfollowable(location: response.headerFields[.location], response: response)))
+                    deliver(.failure(RedirectHop.unfollowable(location: head.location, response: try? head.response())))
                     return
                 }
             }
-            outcome = .success(
-                HopResult(
-                    head: response, body: takeBody(), metrics: metrics, redirectURL: redirect,
-                    mayBeEncoded: head.hasContentEncoding))
+            outcome = .success(RawHop(head: head, body: takeBody(), metrics: metrics, redirectURL: redirect))
             if !discardsBody, let reporter = request.options.progress {
                 reporter.report(
                     received: metrics.bytesReceived, expectedReceive: metrics.bytesReceived,
@@ -275,7 +281,7 @@ final class Transfer: @unchecked Sendable {
     /// Fails the transfer without curl's involvement (cancelled, shut down, setup failed).
     func fail(_ error: ServiceError) { deliver(.failure(error)) }
 
-    private func deliver(_ outcome: Result<HopResult, ServiceError>) {
+    private func deliver(_ outcome: Result<RawHop, ServiceError>) {
         switch delivery {
         case .buffered(let continuation):
             continuation.resume(with: outcome.mapError { $0 as any Error })
