@@ -22,11 +22,13 @@ struct HostQueueTests {
     }
 
     /// Fetches a token through the same coordinator and host before each request, as a token
-    /// provider that logs in through the API it authorizes would.
+    /// provider that logs in through the API it authorizes would. Its load has a total timeout,
+    /// which only a wait for a turn at the host enforces here (the mock has no clock).
     struct FetchingDecorator: RequestDecorator {
         let coordinator: RequestCoordinator
+        var timeout: Duration? = nil
         func decorate(_ request: inout HTTPRequest) async throws {
-            let token = try await Item(id: 100).load(using: coordinator)
+            let token = try await Item(id: 100, timeout: timeout).load(using: coordinator)
             request.headerFields[.authorization] = "Bearer \(token.count)"
         }
     }
@@ -86,11 +88,11 @@ struct HostQueueTests {
         var configuration = RequestCoordinator.Configuration()
         configuration.maximumLoadsPerHost = 1
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
-        let load = Task {
-            try await Item(id: 1, decorators: [FetchingDecorator(coordinator: coordinator)]).load(using: coordinator)
-        }
-        #expect(await Self.eventually { mock.requestCount == 2 })
-        _ = try await load.value
+        // Were the decorator's load to wait for the place its own load holds, its timeout would
+        // end that wait with `timedOut` and fail the load: a failure, never a hang. Nothing else
+        // here runs on a clock, so a slow machine cannot fail it.
+        let decorator = FetchingDecorator(coordinator: coordinator, timeout: .seconds(5))
+        _ = try await Item(id: 1, decorators: [decorator]).load(using: coordinator)
         #expect(mock.requests.compactMap(\.request.path) == ["/item/100", "/item/1"])
         #expect(coordinator.hostQueue?.isIdle == true)
     }
