@@ -11,6 +11,7 @@ internal import CCurl
 extension CurlEventLoop {
     /// Accepts a transfer handed to the loop: it waits for admission.
     func enqueue(_ transfer: Transfer) {
+        transfer.loopSide.bindToCurrentThread()  // the loop's from now on
         if transfer.isCancelRequested {
             refuse(transfer, .cancelled())
             return

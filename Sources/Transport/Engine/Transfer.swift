@@ -39,15 +39,17 @@ extension Hop<RawResponseHead> {
 ///
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): the creating task sets
 /// `delivery` before handing the transfer to the loop through its mutex-protected inbox;
-/// from then on every stored `var` is read and written only on the loop thread (in
-/// `CurlEventLoop` and in curl's callbacks, which curl calls on that thread). The only
-/// state touched from other threads is `cancelRequested`, an atomic.
+/// from then on its mutable state (``TransferLoopSide``, held in a ``LoopBound``) is read and
+/// written only on the loop thread (in `CurlEventLoop` and in curl's callbacks, which curl
+/// calls on that thread), until `deinit`. The only state touched from other threads is
+/// `cancelRequested`, an atomic. ``LoopBound`` checks both halves in debug builds (the thread,
+/// once the loop accepts the transfer, and that no access overlaps another) and skips the
+/// checks in release builds: curl calls the callbacks from `curl_multi_perform` (and
+/// `curl_easy_pause`), never while the loop is in the middle of changing a transfer.
 ///
-/// The stored `var`s skip Swift's dynamic exclusivity checks (`@exclusivity(unchecked)`, some
-/// 2,000 instructions a request across the loop's state): one thread at a time touches them,
-/// by the invariant above, and no access overlaps another: curl calls the callbacks from
-/// `curl_multi_perform` (and `curl_easy_pause`), never while the loop is in the middle of
-/// changing a transfer.
+/// A separate box, not a subclass of ``LoopBound``: under a generic superclass, every one of
+/// the transfer's own stored properties would be found through its runtime metadata (branch
+/// `transfer-bound2` measured some 6,000 instructions a `send` that way).
 final class Transfer: @unchecked Sendable {
     /// How the awaiting task hears back. Its continuation is resumed exactly once: `deliver`
     /// and `headComplete` clear it as they resume it, on the loop thread. A checked one: an
@@ -64,28 +66,10 @@ final class Transfer: @unchecked Sendable {
     let request: PreparedRequest
     private let cancelRequested = Atomic<Bool>(false)
 
-    @exclusivity(unchecked) var delivery: Delivery?
-    @exclusivity(unchecked) var easy: UnsafeMutableRawPointer?
-    @exclusivity(unchecked) var headerList: UnsafeMutablePointer<curl_slist>?
-    @exclusivity(unchecked) private var head: RawResponseHead
-    @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer?
-    @exclusivity(unchecked) private var capacity = 0
-    @exclusivity(unchecked) private var count = 0
-    @exclusivity(unchecked) private var discardsBody = false
-    @exclusivity(unchecked) private var abortError: ServiceError?
-    @exclusivity(unchecked) var upload: UploadSource?
-    /// curl's error message: the easy handle's buffer, while the transfer has one.
-    @exclusivity(unchecked) var errorBuffer: UnsafeMutablePointer<CChar>?
-    /// The options set on the easy handle beyond those every transfer sets (loop thread).
-    @exclusivity(unchecked) var handleFootprint: OptionFootprint = []
-    /// Transfers the easy handle has run since its last reset, this one included (loop thread).
-    @exclusivity(unchecked) var handleUses = 0
-    /// The idle limit's watch, from when the loop hands the transfer to curl (loop thread).
-    @exclusivity(unchecked) var idleWatch: IdleWatch?
-    /// Whether the last body chunk paused the transfer (its stream's consumer lags).
-    @exclusivity(unchecked) var isPaused = false
-    /// Where the transfer stands in its loop's ``AdmissionQueue``.
-    @exclusivity(unchecked) var admission = Admission.new
+    /// Everything else the loop thread reads and writes (``TransferLoopSide``), bound to the
+    /// loop thread when the loop accepts the transfer. Its fields keep their names below.
+    let loopSide: LoopBound<TransferLoopSide>
+
     /// The queue's record of this transfer's origin, while it waits or runs. Weak: the origin
     /// holds its waiting transfers, and the queue's `origins` keeps it alive while any of them
     /// waits or runs, so a queue dropped with transfers still waiting leaves no cycle behind
@@ -109,11 +93,12 @@ final class Transfer: @unchecked Sendable {
     init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
         self.request = request
         self.bodyBuffers = bodyBuffers
-        head = RawResponseHead(limit: request.options.maximumHeaderSize)
+        loopSide = LoopBound(TransferLoopSide(head: RawResponseHead(limit: request.options.maximumHeaderSize)))
         deadline = request.options.timeout.map { ContinuousClock.now + $0 }
     }
 
     deinit {
+        loopSide.unbind()  // the last reference: no thread touches it any more
         if let buffer { bodyBuffers.give(buffer, capacity: capacity) }
         if let headerList { curl_slist_free_all(headerList) }
     }
@@ -315,5 +300,103 @@ final class Transfer: @unchecked Sendable {
         capacity = 0
         count = 0
         return body
+    }
+}
+
+/// Everything the loop thread reads and writes while it runs a ``Transfer``: the value of the
+/// transfer's ``LoopBound``, bound to the loop thread when the loop accepts the transfer;
+/// before that, the task that creates it sets `delivery`.
+struct TransferLoopSide {
+    var delivery: Transfer.Delivery?
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var head: RawResponseHead
+    var buffer: UnsafeMutableRawPointer?
+    var capacity = 0
+    var count = 0
+    var discardsBody = false
+    var abortError: ServiceError?
+    var upload: UploadSource?
+    /// curl's error message: the easy handle's buffer, while the transfer has one.
+    var errorBuffer: UnsafeMutablePointer<CChar>?
+    /// The options set on the easy handle beyond those every transfer sets.
+    var handleFootprint: OptionFootprint = []
+    /// Transfers the easy handle has run since its last reset, this one included.
+    var handleUses = 0
+    /// The idle limit's watch, from when the loop hands the transfer to curl.
+    var idleWatch: IdleWatch?
+    /// Whether the last body chunk paused the transfer (its stream's consumer lags).
+    var isPaused = false
+    /// Where the transfer stands in its loop's ``AdmissionQueue``.
+    var admission = Transfer.Admission.new
+}
+
+// The loop side's fields by their names: each access is a short one through ``LoopBound``
+// (small values are copied out, so that no access spans another; the larger ones are
+// mutated in place).
+extension Transfer {
+    var delivery: Delivery? {
+        _read { yield loopSide.value.delivery }
+        _modify { yield &loopSide.value.delivery }
+    }
+    var easy: UnsafeMutableRawPointer? {
+        get { loopSide.value.easy }
+        set { loopSide.value.easy = newValue }
+    }
+    var headerList: UnsafeMutablePointer<curl_slist>? {
+        get { loopSide.value.headerList }
+        set { loopSide.value.headerList = newValue }
+    }
+    private var head: RawResponseHead {
+        _read { yield loopSide.value.head }
+        _modify { yield &loopSide.value.head }
+    }
+    private var buffer: UnsafeMutableRawPointer? {
+        get { loopSide.value.buffer }
+        set { loopSide.value.buffer = newValue }
+    }
+    private var capacity: Int {
+        get { loopSide.value.capacity }
+        set { loopSide.value.capacity = newValue }
+    }
+    private var count: Int {
+        get { loopSide.value.count }
+        set { loopSide.value.count = newValue }
+    }
+    private var discardsBody: Bool {
+        get { loopSide.value.discardsBody }
+        set { loopSide.value.discardsBody = newValue }
+    }
+    private var abortError: ServiceError? {
+        get { loopSide.value.abortError }
+        set { loopSide.value.abortError = newValue }
+    }
+    var upload: UploadSource? {
+        _read { yield loopSide.value.upload }
+        _modify { yield &loopSide.value.upload }
+    }
+    var errorBuffer: UnsafeMutablePointer<CChar>? {
+        get { loopSide.value.errorBuffer }
+        set { loopSide.value.errorBuffer = newValue }
+    }
+    var handleFootprint: OptionFootprint {
+        get { loopSide.value.handleFootprint }
+        set { loopSide.value.handleFootprint = newValue }
+    }
+    var handleUses: Int {
+        get { loopSide.value.handleUses }
+        set { loopSide.value.handleUses = newValue }
+    }
+    var idleWatch: IdleWatch? {
+        _read { yield loopSide.value.idleWatch }
+        _modify { yield &loopSide.value.idleWatch }
+    }
+    var isPaused: Bool {
+        get { loopSide.value.isPaused }
+        set { loopSide.value.isPaused = newValue }
+    }
+    var admission: Admission {
+        get { loopSide.value.admission }
+        set { loopSide.value.admission = newValue }
     }
 }
