@@ -28,10 +28,9 @@ public struct TransferOptions: Sendable {
 
     /// Invariant that makes it Sendable: `values` is written only through `update`, which first
     /// copies a box that another `TransferOptions` shares, so a box that another value or thread
-    /// can see is never written. By the same invariant no access can overlap a write, so
-    /// `values` skips Swift's dynamic exclusivity checks.
+    /// can see is never written.
     private final class Storage: @unchecked Sendable {
-        @exclusivity(unchecked) var values: Values
+        var values: Values
         init(_ values: Values) { self.values = values }
     }
 

@@ -2,20 +2,22 @@
 internal import Glibc
 #endif
 
-/// A value that belongs to one thread: a curl loop's state, touched only on its loop thread.
+/// A value that belongs to one thread: a curl loop's state and the transfers it runs, touched
+/// only on the loop thread, and each thread's ``RecentFields``.
 ///
 /// Its value skips Swift's dynamic exclusivity checks in release builds (each access to a
 /// class's `var` otherwise records itself in a per-thread table: some 4,000 to 6,000
-/// instructions a request over a loop's state and its transfers'; see PERFORMANCE.md). What makes that sound:
-/// one thread touches the value, and never in two overlapping accesses (curl calls back into
-/// the loop only from `curl_multi_perform`, `curl_multi_socket_action` and `curl_easy_pause`,
-/// none of which runs inside an access to the value).
+/// instructions a request over a loop's state and its transfers'; see PERFORMANCE.md). What
+/// makes that sound: one thread touches the value, and never in two overlapping accesses (curl
+/// calls back into the loop only from `curl_multi_perform`, `curl_multi_socket_action` and
+/// `curl_easy_pause`, none of which runs inside an access to the value; a thread parses one
+/// head at a time). This is the only place in Courier that skips those checks.
 ///
 /// Both halves are checked in debug builds, and so in tests and under the sanitizers: once
-/// ``bindToCurrentThread()`` runs (the loop thread does, as it starts), an access on another
-/// thread traps (before that, the thread that creates the loop sets it up); and there the
-/// value keeps Swift's dynamic exclusivity checks, so an overlapping access traps too. Release
-/// builds check neither and store no owner.
+/// ``bindToCurrentThread()`` runs (the loop thread does, as it starts or accepts a transfer),
+/// an access on another thread traps (before that, the thread that creates the value sets it
+/// up); and there the value keeps Swift's dynamic exclusivity checks, so an overlapping access
+/// traps too. Release builds check neither and store no owner.
 final class LoopBound<Value>: LoopBinding {
     #if DEBUG
     /// Checked in debug builds: an overlapping access traps there.

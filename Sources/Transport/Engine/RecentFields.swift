@@ -14,21 +14,22 @@ internal import Glibc
 /// order, with the same bytes (but for a `Date`), starts from the last head's `HTTPFields` and
 /// replaces only what changed, instead of inserting every field (some 400 instructions each).
 ///
-/// One per thread, reached through a thread-specific key, so no lock: a thread parses one
-/// head at a time (a parser that finds another began on its thread meanwhile stops using it).
+/// One per thread, in a ``LoopBound`` bound to that thread and reached through a thread-specific
+/// key, so no lock: a thread parses one head at a time (a parser that finds another began on
+/// its thread meanwhile stops using it, and one that finds itself on another thread leaves it
+/// alone; in debug builds the box traps on any access off its thread).
 /// Bounded: one value of at most ``maximumValueBytes`` per name and per field of the last
 /// head (of at most ``maximumHeadFields``), their buffers reused. Only common fields that carry
 /// no secret are kept (not `Set-Cookie`, not `Location`), and only heads made of them.
-final class RecentFields {
+struct RecentFields {
     static let maximumValueBytes = 128
     /// A head with more fields is not kept as the last head.
     static let maximumHeadFields = 32
 
-    // Thread-confined (see the type's doc): no dynamic exclusivity checks needed.
-    @exclusivity(unchecked) private var values: [[UInt8]]
-    @exclusivity(unchecked) private var fields: [HTTPField?]
+    private var values: [[UInt8]]
+    private var fields: [HTTPField?]
 
-    private init() {
+    fileprivate init() {
         values = Array(repeating: [], count: ResponseHeadParser.recentSlots)
         fields = Array(repeating: nil, count: ResponseHeadParser.recentSlots)
     }
@@ -43,7 +44,7 @@ final class RecentFields {
     }
 
     /// Remembers `field`, built from `value`, for `slot`.
-    func remember(_ field: HTTPField, slot: Int, value: UnsafeRawBufferPointer) {
+    mutating func remember(_ field: HTTPField, slot: Int, value: UnsafeRawBufferPointer) {
         guard value.count <= Self.maximumValueBytes else {
             fields[slot] = nil
             return
@@ -58,22 +59,22 @@ final class RecentFields {
     /// The last head completed on this thread, and for each of its fields the common-name slot
     /// and value bytes it was built from (slot -1: nothing to match). Invariant: where
     /// `headSlots[i] >= 0`, `head[i]` is the field of that slot's name and `headValues[i]`.
-    @exclusivity(unchecked) private var head = HTTPFields()
-    @exclusivity(unchecked) private var headSlots: [Int] = []
-    @exclusivity(unchecked) private var headValues: [[UInt8]] = []
+    private var head = HTTPFields()
+    private var headSlots: [Int] = []
+    private var headValues: [[UInt8]] = []
     /// The fields of the head being parsed that differ from the last head's, waiting for it to
     /// complete: their index, slot and bytes (in `stagedBytes`).
-    @exclusivity(unchecked) private var staged: [(index: Int, slot: Int, start: Int, count: Int)] = []
-    @exclusivity(unchecked) private var stagedBytes: [UInt8] = []
+    private var staged: [(index: Int, slot: Int, start: Int, count: Int)] = []
+    private var stagedBytes: [UInt8] = []
     /// False once the head being parsed has a field the cache must not keep (a value over
     /// ``maximumValueBytes``, or a `Set-Cookie`): it will not become the last head.
-    @exclusivity(unchecked) private var stagedHeadIsKept = true
+    private var stagedHeadIsKept = true
     /// Which head is being parsed: a parser whose number is no longer current (another parser
     /// began on this thread meanwhile) matches nothing and commits nothing.
-    @exclusivity(unchecked) private var generation = 0
+    private var generation = 0
 
     /// Starts a head: its number, and the last head's fields to build it on.
-    func beginHead() -> (generation: Int, fields: HTTPFields) {
+    mutating func beginHead() -> (generation: Int, fields: HTTPFields) {
         generation &+= 1
         staged.removeAll(keepingCapacity: true)
         stagedBytes.removeAll(keepingCapacity: true)
@@ -92,7 +93,7 @@ final class RecentFields {
     /// Field `index` of the head being parsed differs from the last head's: it matches nothing
     /// from now on, and takes `slot` (nil: not a common name) and `value` if the head completes.
     /// `keepsHead` false: the head must not be kept (its field may carry a secret).
-    func stage(_ generation: Int, index: Int, slot: Int?, value: UnsafeRawBufferPointer, keepsHead: Bool) {
+    mutating func stage(_ generation: Int, index: Int, slot: Int?, value: UnsafeRawBufferPointer, keepsHead: Bool) {
         if index < headSlots.count { headSlots[index] = -1 }
         guard generation == self.generation else { return }
         if !keepsHead || value.count > Self.maximumValueBytes { stagedHeadIsKept = false }
@@ -105,7 +106,7 @@ final class RecentFields {
     }
 
     /// The head numbered `generation` completed with `fields`: it becomes the last head.
-    func commitHead(_ generation: Int, fields: HTTPFields) {
+    mutating func commitHead(_ generation: Int, fields: HTTPFields) {
         guard generation == self.generation else { return }
         guard stagedHeadIsKept, fields.count <= Self.maximumHeadFields else {
             // Not kept: nothing of it stays, and nothing matches until the next kept head.
@@ -127,22 +128,20 @@ final class RecentFields {
             headSlots[change.index] = change.slot
             headValues[change.index].removeAll(keepingCapacity: true)
             if change.slot >= 0 {
-                stagedBytes.withUnsafeBytes { bytes in
-                    headValues[change.index].append(
-                        contentsOf: UnsafeRawBufferPointer(rebasing: bytes[change.start..<change.start + change.count]))
-                }
+                headValues[change.index].append(contentsOf: stagedBytes[change.start..<change.start + change.count])
             }
         }
         head = fields
         self.generation &+= 1
     }
 
-    /// This thread's.
-    static var current: RecentFields {
+    /// This thread's, bound to it.
+    static var current: LoopBound<RecentFields> {
         if let pointer = pthread_getspecific(key) {
-            return Unmanaged<RecentFields>.fromOpaque(pointer).takeUnretainedValue()
+            return Unmanaged<LoopBound<RecentFields>>.fromOpaque(pointer).takeUnretainedValue()
         }
-        let recent = RecentFields()
+        let recent = LoopBound(RecentFields())
+        recent.bindToCurrentThread()
         // The key's destructor releases it when the thread exits.
         pthread_setspecific(key, Unmanaged.passRetained(recent).toOpaque())
         return recent
@@ -151,7 +150,7 @@ final class RecentFields {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<RecentFields>.fromOpaque(pointer).release() }
+            if let pointer { Unmanaged<LoopBound<RecentFields>>.fromOpaque(pointer).release() }
         }
         precondition(status == 0, "could not create the recent-fields thread key")
         return key

@@ -31,7 +31,7 @@ struct ResponseHeadParser: ~Copyable {
     private var locationCount = 0
     /// The recent fields of the thread that parsed the first field, and the number of the
     /// head this parser builds there (see ``RecentFields/beginHead()``).
-    private var recent: RecentFields?
+    private var recent: LoopBound<RecentFields>?
     private var headGeneration = 0
     /// That thread. A parser that finds itself on another one leaves its recent fields alone
     /// from then on (``usesRecentFields`` is false), in every build: they have no lock.
@@ -122,21 +122,21 @@ struct ResponseHeadParser: ~Copyable {
             return false
         }
         // The same field at the same place as in the last head: already in `fields`.
-        if let slot, recent.lastHead(headGeneration, matches: slot, value: value, at: index) { return false }
+        if let slot, recent.value.lastHead(headGeneration, matches: slot, value: value, at: index) { return false }
         let field: HTTPField
         if let slot {
-            if let known = recent.field(slot: slot, value: value) {
+            if let known = recent.value.field(slot: slot, value: value) {
                 field = known
             } else {
                 field = Self.field(spelled.name, value: value)
-                recent.remember(field, slot: slot, value: value)
+                recent.value.remember(field, slot: slot, value: value)
             }
         } else {
             field = Self.field(spelled.name, value: value)
         }
         // Only a head of common fields that carry no secret is kept (a custom field may hold a
         // token; a `Location`, a code).
-        recent.stage(headGeneration, index: index, slot: slot, value: value, keepsHead: slot != nil)
+        recent.value.stage(headGeneration, index: index, slot: slot, value: value, keepsHead: slot != nil)
         if index < fields.count {
             // Not `fields[index] = field`: its setter keeps the old field when the two compare
             // equal, and names compare ignoring case, so a name's spelling would be lost.
@@ -152,7 +152,7 @@ struct ResponseHeadParser: ~Copyable {
 
     /// The recent fields to build on: this thread's, looked up at the first field; nil once the
     /// parser is on another thread than that one (a cheap comparison of `pthread_self()`).
-    private mutating func recentFields() -> RecentFields? {
+    private mutating func recentFields() -> LoopBound<RecentFields>? {
         if isDetached { return nil }
         if let recent, let owner {
             if pthread_equal(owner, pthread_self()) != 0 { return recent }
@@ -164,7 +164,7 @@ struct ResponseHeadParser: ~Copyable {
         let recent = RecentFields.current
         self.recent = recent
         owner = pthread_self()
-        (headGeneration, fields) = recent.beginHead()
+        (headGeneration, fields) = recent.value.beginHead()
         if fields.isEmpty, expectedFields > 0 { fields.reserveCapacity(min(expectedFields, 64)) }
         return recent
     }
@@ -178,7 +178,7 @@ struct ResponseHeadParser: ~Copyable {
         }
         isComplete = true
         if fieldCount < fields.count { fields.removeSubrange(fieldCount...) }
-        recent?.commitHead(headGeneration, fields: fields)
+        recent?.value.commitHead(headGeneration, fields: fields)
         return true
     }
 
