@@ -6,9 +6,14 @@
 # tests (which start their own PostgreSQL cluster) build and run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase prints its duration, so that a slow run says where its time went.
+phase_started=$(date +%s)
+phase() { echo "test.sh: $1 took $(($(date +%s) - phase_started)) s"; phase_started=$(date +%s); }
 bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev openssl libxml2 nginx postgresql
 export COURIER_STRICT=1
+phase "installing what is missing"
 swift build --build-tests --traits PostgreSQL
+phase "the build"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Written to a file (line-buffered, so a stopped run's log is whole) and followed, not piped: a
@@ -35,6 +40,8 @@ if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "The test run was stopped after ${TEST_TIMEOUT:-900} s. Tests that started and never ended:"
     python3 scripts/unfinished-tests.py "$log" || true
 fi
+phase "the tests"
 [ "$status" -eq 0 ] || exit "$status"
 # The README's Swift blocks, each compiled as pasted into a package that depends on Courier.
 bash scripts/readme-check.sh
+phase "the README and DocC examples"
