@@ -141,7 +141,11 @@ func caches(report: Report, quick: Bool, runs: Int) async throws {
 
     // Disk: 10 KB entries against a plain atomic file write and a plain read.
     let root = NSTemporaryDirectory() + "courier-bench-cache-\(getpid())"
-    defer { try? FileManager.default.removeItem(atPath: root) }
+    let undo = Cleanup.removes(root)
+    defer {
+        try? FileManager.default.removeItem(atPath: root)
+        Cleanup.done(undo)
+    }
     let count = quick ? 1_000 : 5_000
     var writes: [Double] = [], reads: [Double] = [], plainWrites: [Double] = [], plainReads: [Double] = []
     var promotions: [Double] = []

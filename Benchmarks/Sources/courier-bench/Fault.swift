@@ -96,8 +96,12 @@ struct SoakPayloads: Sendable {
 
     private static func gzipped(_ data: Data) throws -> Data {
         let file = NSTemporaryDirectory() + "courier-bench-soak-\(getpid())-\(data.count)"
+        let undo = Cleanup.removes(file)
+        defer {
+            try? FileManager.default.removeItem(atPath: file)
+            Cleanup.done(undo)
+        }
         try data.write(to: URL(fileURLWithPath: file))
-        defer { try? FileManager.default.removeItem(atPath: file) }
         let process = Process()
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/bin/gzip")

@@ -43,7 +43,11 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
         status: .ok, headerFields: [.contentType: "application/json", .eTag: "\"abc\""],
         body: Data(repeating: UInt8(ascii: "x"), count: 10_240), requestTime: Date(), responseTime: Date())
     let root = NSTemporaryDirectory() + "courier-bench-tiers-\(getpid())"
-    defer { try? FileManager.default.removeItem(atPath: root) }
+    let undo = Cleanup.removes(root)
+    defer {
+        try? FileManager.default.removeItem(atPath: root)
+        Cleanup.done(undo)
+    }
     let memory = TieredCache(memory: .init(totalCost: 1 << 30, count: 20_000))
     let disk = try DiskCache(directory: root, options: .init(sizeLimit: 1 << 30))
     var configuration = PostgresCacheStore.Configuration()

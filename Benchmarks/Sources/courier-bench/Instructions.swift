@@ -55,7 +55,9 @@ func countInstructions(
     valgrind: String, preload: String, client: Client, url: String, concurrency: Int, requests: Int
 ) throws -> Int {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-callgrind-\(UUID().uuidString)").path
+    let undo = Cleanup.removes(output)
     defer {
+        Cleanup.done(undo)
         // COURIER_CALLGRIND_KEEP=<dir> keeps each profile for callgrind_annotate.
         if let keep = ProcessInfo.processInfo.environment["COURIER_CALLGRIND_KEEP"] {
             let kept = "\(keep)/\(client.flag)-c\(concurrency)-\(requests).out"

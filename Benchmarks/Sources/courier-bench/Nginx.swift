@@ -11,6 +11,8 @@ final class Nginx {
     let prefix: String
     let version: String
     private let process: Process
+    /// What undoes the server and its folder if the benchmark is interrupted.
+    private var undo: [Cleanup.Token] = []
 
     var base: String { "http://127.0.0.1:\(port)" }
     var processIdentifier: Int32 { process.processIdentifier }
@@ -31,6 +33,7 @@ final class Nginx {
             return nil
         }
         let prefix = NSTemporaryDirectory() + "courier-bench-nginx-\(getpid())"
+        let folder = Cleanup.removes(prefix)
         let root = prefix + "/root"
         for folder in ["identity", "gz", "slow"] {
             try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
@@ -84,8 +87,11 @@ final class Nginx {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        let pid = process.processIdentifier
+        let running = Cleanup.register { stopProcess(pid) }
         let version = (try? capture(binary, ["-v"])) ?? "nginx"
         let server = Nginx(port: port, prefix: prefix, version: version, process: process)
+        server.undo = [folder, running]
         for _ in 0..<100 where !canConnect(port: port) { usleep(50_000) }
         guard canConnect(port: port) else {
             server.stop()
@@ -108,23 +114,19 @@ final class Nginx {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: prefix)
+        for token in undo { Cleanup.done(token) }
     }
 }
 
-/// The nginx master's pid, for the signal handlers (atomics are async-signal-safe).
-private let serverToStop = Atomic<Int32>(0)
-
-/// Interrupted, terminated or cut off (a closed pipe), the benchmark stops its nginx first
-/// rather than leave it running.
-func stopsServerOnSignals(_ nginx: Nginx?) {
-    guard let nginx else { return }
-    serverToStop.store(nginx.processIdentifier, ordering: .relaxed)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
-        Glibc.signal(signal) { received in
-            let pid = serverToStop.load(ordering: .relaxed)
-            if pid > 0 { kill(pid, SIGTERM) }
-            _exit(128 + received)
-        }
+/// Sends `pid` SIGTERM and waits (5 s at most) until it has ended, for ``Cleanup``.
+func stopProcess(_ pid: Int32) {
+    guard pid > 0, kill(pid, SIGTERM) == 0 else { return }
+    for _ in 0..<500 {
+        if kill(pid, 0) != 0 { return }
+        // An ended child that nobody reaped yet is a zombie: gone for this purpose.
+        let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        if let close = state.lastIndex(of: ")"), state[state.index(close, offsetBy: 2)...].hasPrefix("Z") { return }
+        usleep(10_000)
     }
 }
 

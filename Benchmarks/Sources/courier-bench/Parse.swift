@@ -103,8 +103,13 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
 /// `data` compressed by the gzip command (as nginx's `.gz` files are).
 func gzipped(_ data: Data) throws -> Data {
     let path = NSTemporaryDirectory() + "courier-bench-\(getpid()).json"
+    let undo = [Cleanup.removes(path), Cleanup.removes(path + ".gz")]
+    defer {
+        try? FileManager.default.removeItem(atPath: path)
+        try? FileManager.default.removeItem(atPath: path + ".gz")
+        for token in undo { Cleanup.done(token) }
+    }
     try data.write(to: URL(fileURLWithPath: path))
     try run("/bin/gzip", ["-9", "-f", path])
-    defer { try? FileManager.default.removeItem(atPath: path + ".gz") }
     return try Data(contentsOf: URL(fileURLWithPath: path + ".gz"))
 }

@@ -13,6 +13,8 @@ final class Postgres {
     let version: String
     private let binaries: String
     private let user: String?
+    /// What undoes the server and its folder if the benchmark is interrupted.
+    private var undo: [Cleanup.Token] = []
 
     private init(port: Int, directory: String, version: String, binaries: String, user: String?) {
         self.port = port
@@ -34,6 +36,7 @@ final class Postgres {
         }
         var user: String?
         let directory = NSTemporaryDirectory() + "courier-bench-postgres-\(getpid())"
+        let folder = Cleanup.removes(directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if geteuid() == 0 {
             guard let entry = getpwnam("postgres") else { throw BenchError("PostgreSQL: no postgres user to run it as") }
@@ -44,6 +47,9 @@ final class Postgres {
         let said = (try? capture(binaries + "/postgres", ["--version"])) ?? ""
         let version = "PostgreSQL " + (said.split(separator: " ").dropFirst(2).first.map(String.init) ?? "")
         let cluster = Postgres(port: try freePort(), directory: directory, version: version, binaries: binaries, user: user)
+        // The server runs detached (`pg_ctl start`): its postmaster's pid is in its data folder.
+        let data = cluster.data
+        cluster.undo = [folder, Cleanup.register { stopPostmaster(data: data) }]
         do {
             try cluster.command(
                 "initdb", ["-D", cluster.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
@@ -76,6 +82,7 @@ final class Postgres {
     func stop() {
         try? command("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: directory)
+        for token in undo { Cleanup.done(token) }
     }
 
     /// Runs one of the server's programs (as `postgres` when root) and waits for it; throws with
@@ -114,4 +121,14 @@ final class Postgres {
         dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
             unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
         }
+}
+
+/// Stops the postmaster of the cluster in `data` at once (SIGQUIT: PostgreSQL's immediate
+/// shutdown) and waits (5 s at most) until it has ended, for ``Cleanup``: the first line of its
+/// `postmaster.pid` is its pid.
+private func stopPostmaster(data: String) {
+    guard let file = try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8),
+        let line = file.split(separator: "\n").first, let pid = Int32(line), pid > 0, kill(pid, SIGQUIT) == 0
+    else { return }
+    for _ in 0..<500 where kill(pid, 0) == 0 { usleep(10_000) }
 }

@@ -47,6 +47,10 @@ if arguments.contains("--help") || arguments.contains("-h") {
         """)
     exit(0)
 }
+// A child of the benchmark (a measured client, the soak's fault server) ends with it, however it
+// ends; the benchmark itself undoes what it started when interrupted (Cleanup).
+let childModes: Set = ["--child", "--typed-child", "--openapi-child", "--fleet-child", "--fault-server"]
+if arguments.contains(where: childModes.contains) { diesWithParent() } else { try Cleanup.takesSignals() }
 if let index = arguments.firstIndex(of: "--fault-server") {
     // Fault-server mode, for --soak: --fault-server SEED
     guard arguments.indices.contains(index + 1), let seed = UInt64(arguments[index + 1]) else {
@@ -151,7 +155,6 @@ print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(Proce
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
 let nginx = ["e2e", "typed", "openapi", "many", "coalescing", "fleet"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
-stopsServerOnSignals(nginx)
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
 if let postgres { print("PostgreSQL: \(postgres.version) on 127.0.0.1:\(postgres.port)") }
