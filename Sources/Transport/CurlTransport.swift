@@ -231,8 +231,10 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         defer { options.cancellation?.unregister() }
-        let raw = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHop, any Error>) in
+        // The result was built on the loop thread; see TSanHandoff for why TSan needs telling.
+        defer { TSanHandoff.acquire(transfer) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HopResult, any Error>) in
                 if streamed {
                     let channel = BodyChannel(
                         highWater: configuration.streamBufferSize,
@@ -250,13 +252,6 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
             }
         } onCancel: {
             loop.cancel(transfer)
-        }
-        // The head is built here, on this task's thread, not on the loop's.
-        do {
-            return try raw.parsed()
-        } catch {
-            raw.channel?.close()
-            throw error
         }
     }
 }

@@ -18,7 +18,7 @@ internal import Glibc
 /// an access on another thread traps (before that, the thread that creates the value sets it
 /// up); and there the value keeps Swift's dynamic exclusivity checks, so an overlapping access
 /// traps too. Release builds check neither and store no owner.
-final class LoopBound<Value>: LoopBinding {
+final class LoopBound<Value: ~Copyable>: LoopBinding {
     #if DEBUG
     /// Checked in debug builds: an overlapping access traps there.
     private var storage: Value
@@ -27,7 +27,7 @@ final class LoopBound<Value>: LoopBinding {
     @exclusivity(unchecked) private var storage: Value
     #endif
 
-    init(_ value: Value) {
+    init(_ value: consuming Value) {
         storage = value
     }
 

@@ -29,6 +29,8 @@ struct ResponseHeadParser: ~Copyable {
     private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
+    /// Whether the head has a `Location` field.
+    var hasLocation: Bool { locationCount > 0 }
     /// The recent fields of the thread that parsed the first field, and the number of the
     /// head this parser builds there (see ``RecentFields/beginHead()``).
     private var recent: LoopBound<RecentFields>?

@@ -6,10 +6,10 @@ internal import Synchronization
 internal import Glibc
 #endif
 
-/// What one hop of a request produced. The loop thread delivers the head as raw lines
-/// (``RawHop``); the awaiting task builds it (``HopResult``).
-struct Hop<Head: Sendable>: Sendable {
-    var head: Head
+/// What one hop of a request produced: the head, built and checked on the loop thread as its
+/// lines arrive (``ResponseHeadParser``), and the body.
+struct HopResult: Sendable {
+    var head: HTTPResponse
     /// The body as received (still compressed if it was), for buffered transfers.
     var body: Data
     var metrics: TransferMetrics
@@ -20,19 +20,6 @@ struct Hop<Head: Sendable>: Sendable {
     /// False only when the head is known to have no `Content-Encoding`, so there is nothing
     /// to inflate and no need to look.
     var mayBeEncoded = true
-}
-
-typealias RawHop = Hop<RawResponseHead>
-typealias HopResult = Hop<HTTPResponse>
-
-extension Hop<RawResponseHead> {
-    /// The hop with its head built and checked (on the awaiting task's thread).
-    func parsed() throws(ServiceError) -> HopResult {
-        let (response, hasContentEncoding) = try head.parsed()
-        return HopResult(
-            head: response, body: body, metrics: metrics, redirectURL: redirectURL, channel: channel,
-            mayBeEncoded: hasContentEncoding)
-    }
 }
 
 /// One request's state while curl runs it.
@@ -58,9 +45,9 @@ final class Transfer: @unchecked Sendable {
     /// write to its frame as a race.
     enum Delivery {
         /// Resume once, at the end, with the whole body in memory.
-        case buffered(CheckedContinuation<RawHop, any Error>)
+        case buffered(CheckedContinuation<HopResult, any Error>)
         /// Resume once the head is known; the body then flows through the channel.
-        case streamed(CheckedContinuation<RawHop, any Error>?, BodyChannel)
+        case streamed(CheckedContinuation<HopResult, any Error>?, BodyChannel)
     }
 
     let request: PreparedRequest
@@ -93,7 +80,7 @@ final class Transfer: @unchecked Sendable {
     init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
         self.request = request
         self.bodyBuffers = bodyBuffers
-        loopSide = LoopBound(TransferLoopSide(head: RawResponseHead(limit: request.options.maximumHeaderSize)))
+        loopSide = LoopBound(TransferLoopSide(head: ResponseHeadParser(limit: request.options.maximumHeaderSize)))
         deadline = request.options.timeout.map { ContinuousClock.now + $0 }
     }
 
@@ -147,8 +134,13 @@ final class Transfer: @unchecked Sendable {
                 reserve(Int(min(length, limit)))
             }
         case .streamed(let continuation?, let channel):
+            guard let response = head.response else { return }
             delivery = .streamed(nil, channel)
-            continuation.resume(returning: RawHop(head: head, body: Data(), metrics: TransferMetrics(), channel: channel))
+            TSanHandoff.release(self)
+            continuation.resume(
+                returning: HopResult(
+                    head: response, body: Data(), metrics: TransferMetrics(), channel: channel,
+                    mayBeEncoded: head.hasContentEncoding))
         case .streamed(nil, _), nil:
             break
         }
@@ -224,12 +216,12 @@ final class Transfer: @unchecked Sendable {
 
     /// Finishes the transfer with curl's result. The easy handle is still attached.
     func complete(with code: CURLcode) {
-        var outcome: Result<RawHop, ServiceError>
+        var outcome: Result<HopResult, ServiceError>
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
             outcome = .failure(CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
-        } else if head.isComplete {
+        } else if let response = head.response {
             let metrics = readMetrics()
             var redirect: String?
             if discardsBody, let easy {
@@ -239,11 +231,14 @@ final class Transfer: @unchecked Sendable {
                 }
                 if redirect == nil {
                     // curl resolves only targets it may follow (http and https).
-                    deliver(.failure(RedirectHop.unfollowable(location: head.location, response: try? head.response())))
+                    deliver(.failure(RedirectHop.unfollowable(location: response.headerFields[.location], response: response)))
                     return
                 }
             }
-            outcome = .success(RawHop(head: head, body: takeBody(), metrics: metrics, redirectURL: redirect))
+            outcome = .success(
+                HopResult(
+                    head: response, body: takeBody(), metrics: metrics, redirectURL: redirect,
+                    mayBeEncoded: head.hasContentEncoding))
             if !discardsBody, let reporter = request.options.progress {
                 reporter.report(
                     received: metrics.bytesReceived, expectedReceive: metrics.bytesReceived,
@@ -266,11 +261,13 @@ final class Transfer: @unchecked Sendable {
     /// Fails the transfer without curl's involvement (cancelled, shut down, setup failed).
     func fail(_ error: ServiceError) { deliver(.failure(error)) }
 
-    private func deliver(_ outcome: Result<RawHop, ServiceError>) {
+    private func deliver(_ outcome: Result<HopResult, ServiceError>) {
         switch delivery {
         case .buffered(let continuation):
+            TSanHandoff.release(self)
             continuation.resume(with: outcome.mapError { $0 as any Error })
         case .streamed(let continuation?, let channel):
+            TSanHandoff.release(self)
             continuation.resume(with: outcome.mapError { $0 as any Error })
             if case .success(let hop) = outcome, hop.redirectURL == nil {
                 channel.finish(.success(hop.metrics))
@@ -306,11 +303,11 @@ final class Transfer: @unchecked Sendable {
 /// Everything the loop thread reads and writes while it runs a ``Transfer``: the value of the
 /// transfer's ``LoopBound``, bound to the loop thread when the loop accepts the transfer;
 /// before that, the task that creates it sets `delivery`.
-struct TransferLoopSide {
+struct TransferLoopSide: ~Copyable {
     var delivery: Transfer.Delivery?
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
-    var head: RawResponseHead
+    var head: ResponseHeadParser
     var buffer: UnsafeMutableRawPointer?
     var capacity = 0
     var count = 0
@@ -347,7 +344,7 @@ extension Transfer {
         get { loopSide.value.headerList }
         set { loopSide.value.headerList = newValue }
     }
-    private var head: RawResponseHead {
+    private var head: ResponseHeadParser {
         _read { yield loopSide.value.head }
         _modify { yield &loopSide.value.head }
     }
