@@ -36,5 +36,6 @@ if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     python3 scripts/unfinished-tests.py "$log" || true
 fi
 [ "$status" -eq 0 ] || exit "$status"
-# The README's Swift blocks, each compiled as pasted into a package that depends on Courier.
+# The Swift blocks of the README and the DocC articles, each compiled as pasted into a package
+# that depends on Courier; first, no prose paragraph may appear in two of those documents.
 bash scripts/readme-check.sh
