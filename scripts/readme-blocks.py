@@ -17,6 +17,12 @@ The targets depend on the products the block imports; the package reaches Courie
 link named `courier`, the identity the README's installation lines use. A block that imports
 CourierOpenAPI gets the client generated for the tests (Tests/CourierOpenAPITests/Generated,
 from its openapi.yaml) beside it, as an app has its generated `Client`.
+
+Before writing anything it checks that the documents do not repeat each other: a prose
+paragraph (whitespace normalized; code blocks, tables, headings, HTML comments and paragraphs
+under 80 characters ignored; each list item a paragraph of its own) that appears in the README
+and an article, or in two articles, fails the check, naming both files and lines. A topic has
+one home; the others link to it.
 """
 import os
 import re
@@ -73,11 +79,61 @@ def read_blocks(path):
     return found
 
 
+MINIMUM_PARAGRAPH = 80
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def prose_paragraphs(path):
+    """The prose paragraphs of one Markdown file: (line, normalized text), long ones only."""
+    found, current, start, fenced = [], [], 0, False
+
+    def flush():
+        text = " ".join(" ".join(current).split())
+        if len(text) >= MINIMUM_PARAGRAPH:
+            found.append((start, text))
+        current.clear()
+
+    for number, line in enumerate(open(path, encoding="utf-8").read().split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced or not stripped or stripped.startswith(("#", "|", "<!--")):
+            flush()
+            continue
+        if LIST_ITEM.match(line):
+            flush()
+            stripped = LIST_ITEM.sub("", line, count=1).strip()
+        if not current:
+            start = number
+        current.append(stripped)
+    flush()
+    return found
+
+
+def check_duplicates(readme, articles):
+    """Fails when a prose paragraph appears in the README and an article, or in two articles."""
+    seen, problems = {}, []
+    for document in [readme] + articles:
+        for line, text in prose_paragraphs(document):
+            first = seen.get(text)
+            if first is None:
+                seen[text] = (document, line)
+            elif first[0] != document:
+                problems.append(f"{document}:{line}: this paragraph is also at {first[0]}:{first[1]}: "
+                                f"keep it in one place and link there ({text[:60]}...)")
+    if problems:
+        sys.exit("\n".join(problems) + f"\n{len(problems)} duplicated paragraph(s) between the README and the articles")
+
+
 def prefix(path):
     """README.md -> Readme; Sources/X/X.docc/GettingStarted.md -> GettingStarted."""
     stem = os.path.splitext(os.path.basename(path))[0]
     return "Readme" if stem.upper() == "README" else re.sub(r"\W", "", stem)
 
+
+check_duplicates(readme, sys.argv[4:])
 
 blocks = []  # (document, line, code, skipped)
 units = []  # (document, first line, code)

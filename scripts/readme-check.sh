@@ -2,7 +2,9 @@
 # Compiles every Swift block of the README as a newcomer would paste it: each into an empty
 # file of a package that depends on Courier (scripts/readme-blocks.py writes that package in
 # .build-readme). The DocC articles' blocks (Sources/*/*.docc) are compiled the same way. A
-# block that does not compile as pasted fails this, naming its file and line.
+# block that does not compile as pasted fails this, naming its file and line. Before the build,
+# a prose paragraph found in both the README and an article, or in two articles, fails it too,
+# naming both places: each topic has one home (scripts/readme-blocks.py says what counts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=".build-readme/package"

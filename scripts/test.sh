@@ -42,6 +42,7 @@ if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
 fi
 phase "the tests"
 [ "$status" -eq 0 ] || exit "$status"
-# The README's Swift blocks, each compiled as pasted into a package that depends on Courier.
+# The Swift blocks of the README and the DocC articles, each compiled as pasted into a package
+# that depends on Courier; first, no prose paragraph may appear in two of those documents.
 bash scripts/readme-check.sh
 phase "the README and DocC examples"
