@@ -30,8 +30,9 @@ public final class HARRecorder: HTTPTransport {
     private let entries = LockedValue<[HAR.Entry]>([])
 
     /// Records what passes through `transport`, redacting `redactedHeaders` (the credential
-    /// headers by default, plus any you add) and the values of `redactedQueryItems` (the
-    /// credential query items by default).
+    /// headers by default) and the values of `redactedQueryItems` (the credential query items
+    /// by default). A list of your own replaces the default one: to add to it, pass
+    /// `HARRecorder.credentialHeaders + [yours]` (or `credentialQueryItems + [yours]`).
     public init(
         wrapping transport: any HTTPTransport, redactedHeaders: [HTTPField.Name] = HARRecorder.credentialHeaders,
         redactedQueryItems: [String] = HARRecorder.credentialQueryItems
