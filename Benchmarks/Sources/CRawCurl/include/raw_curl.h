@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 
+// The module's other header, included here so that a build folder whose module cache predates
+// it sees it (a header new in an umbrella folder does not invalidate the cache).
+#include "bench_process.h"
+
 typedef struct {
     int64_t completed;
     int64_t failed;
