@@ -15,7 +15,7 @@ public protocol HTTPTransport: Sendable {
     /// ``TransportBody``. Downloads and streamed loads of `RequestCoordinator` use it, so a
     /// transport that streams keeps their memory bounded whatever the body's size. The default
     /// calls ``send(_:body:options:)`` and delivers the whole body as one chunk.
-    func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+    func stream(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> StreamingTransportResponse
 
     /// The executor on which this transport completes its transfers, when it offers one.

@@ -22,10 +22,19 @@ public struct StreamingTransportResponse: Sendable {
 extension HTTPTransport {
     /// Sends with ``send(_:body:options:)`` and delivers the body it returned as one chunk:
     /// the default for transports that hold whole bodies in memory (test doubles, replay).
-    public func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+    public func stream(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> StreamingTransportResponse
     {
         let response = try await send(request, body: body, options: options)
         return StreamingTransportResponse(head: response.head, metrics: response.metrics, body: .bytes(response.body))
+    }
+
+    /// The former name of ``stream(_:body:options:)``. A transport that still implements
+    /// `sendStreaming` compiles, but is no longer called: implement `stream` instead.
+    @available(*, deprecated, renamed: "stream(_:body:options:)")
+    public func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+        -> StreamingTransportResponse
+    {
+        try await stream(request, body: body, options: options)
     }
 }

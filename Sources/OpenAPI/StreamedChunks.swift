@@ -9,7 +9,7 @@ internal import OpenAPIRuntime
 struct StreamedChunks: AsyncSequence, Sendable {
     typealias Element = HTTPBody.ByteChunk
 
-    let chunks: StreamedLoad.Chunks
+    let chunks: TransportBody
 
     /// The body of `load`, of known length when the server declared one for the bytes as
     /// delivered (a `Content-Length` and no `Content-Encoding`, which curl inflates).
@@ -24,7 +24,7 @@ struct StreamedChunks: AsyncSequence, Sendable {
     }
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var base: StreamedLoad.Chunks.Iterator
+        var base: TransportBody.Iterator
 
         mutating func next() async throws -> HTTPBody.ByteChunk? {
             guard let chunk = try await base.next() else { return nil }

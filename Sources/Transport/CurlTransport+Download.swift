@@ -17,7 +17,7 @@ extension CurlTransport {
     public func download(
         _ request: HTTPRequest, body: RequestBody? = nil, to path: String, options: TransferOptions = TransferOptions()
     ) async throws -> TransportResponse {
-        let streamed = try await stream(request, body: body, options: options)
+        let streamed = try await streamResponse(request, body: body, options: options)
         let temporary = path + ".courier-\(UInt64.random(in: 0...UInt64.max)).part"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

@@ -129,9 +129,22 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     /// Sends a request and returns as soon as the response head arrives; the body follows
     /// as an `AsyncSequence` of chunks, inflated as they arrive. The transfer pauses while
     /// the consumer lags (``Configuration/streamBufferSize``) and stops when the consumer
-    /// stops iterating or its task is cancelled.
+    /// stops iterating, drops the body, calls `cancel()` on it, or its task is cancelled.
     @concurrent public func stream(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
-        async throws -> StreamedResponse
+        async throws -> StreamingTransportResponse
+    {
+        let streamed = try await streamResponse(request, body: body, options: options)
+        var metrics = TransferMetrics()
+        metrics.redirectCount = streamed.redirectCount
+        let channel = streamed.body.channel
+        return StreamingTransportResponse(
+            head: streamed.head, metrics: metrics, body: TransportBody(streamed.body, onCancel: { channel.close() }))
+    }
+
+    /// ``stream(_:body:options:)``'s work, returning the transport's own body stream (whose
+    /// buffer high-water mark the tests read).
+    func streamResponse(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions()) async throws
+        -> StreamedResponse
     {
         let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: true)
         guard let channel = hop.channel else {
@@ -256,12 +269,12 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     }
 }
 
-/// A response whose body arrives as a stream of chunks.
-public struct StreamedResponse: Sendable {
+/// A response whose body arrives as the transport's own stream of chunks.
+struct StreamedResponse: Sendable {
     /// The status and header fields (without `Content-Encoding` when Courier inflates).
-    public var head: HTTPResponse
+    var head: HTTPResponse
     /// Redirects followed before this response.
-    public var redirectCount: Int
+    var redirectCount: Int
     /// The body, chunk by chunk.
-    public var body: ResponseBodyStream
+    var body: ResponseBodyStream
 }

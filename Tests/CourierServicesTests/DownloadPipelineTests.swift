@@ -120,7 +120,7 @@ struct DownloadPipelineTests {
         }
     }
 
-    @Test("any transport downloads through the default sendStreaming (a MockTransport here)")
+    @Test("any transport downloads through the default stream (a MockTransport here)")
     func mockTransport() async throws {
         let directory = try TransferDirectory()
         let path = directory.file("mocked.bin")

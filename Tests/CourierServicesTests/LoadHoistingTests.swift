@@ -21,7 +21,7 @@ struct LoadHoistingTests {
             return TransportResponse(head: HTTPResponse(status: .ok), body: Data("{}".utf8))
         }
 
-        func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+        func stream(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
             -> StreamingTransportResponse
         {
             self.options.withLock { $0.append(options) }

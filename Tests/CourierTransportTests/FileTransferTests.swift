@@ -1,7 +1,8 @@
 import CourierTestServer
-import CourierTransport
 import Foundation
 import Testing
+
+@testable import CourierTransport
 
 @Suite struct FileTransferTests {
     static let fiftyMegabytes = 50 << 20
@@ -56,7 +57,7 @@ import Testing
             options.maximumBodySize = nil
             let collector = Task { await progress.reduce(into: [TransferProgress]()) { $0.append($1) } }
 
-            let streamed = try await transport.stream(
+            let streamed = try await transport.streamResponse(
                 server.request("/bytes?n=\(Self.fiftyMegabytes)"), options: options)
             var crc: UInt32 = 0
             var count = 0

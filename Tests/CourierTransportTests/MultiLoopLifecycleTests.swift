@@ -101,7 +101,7 @@ struct MultiLoopLifecycleTests {
         var options = TransferOptions()
         options.maximumBodySize = nil
         let size = 1 << 20
-        let streamed = try await transport.stream(server.request("/bytes?n=\(size)"), options: options)
+        let streamed = try await transport.streamResponse(server.request("/bytes?n=\(size)"), options: options)
         #expect(transport.group.loops.map(\.load) == [1, 1])
         try await eventually { streamed.body.channel.isPaused }
         let consumer = Task {

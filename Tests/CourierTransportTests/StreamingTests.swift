@@ -1,7 +1,8 @@
 import CourierTestServer
-import CourierTransport
 import Foundation
 import Testing
+
+@testable import CourierTransport
 
 @Suite struct StreamingTests {
     @Test func chunksArriveAsTheServerSendsThem() async throws {
@@ -25,7 +26,7 @@ import Testing
         try await withLoopback(configuration: configuration) { server, transport in
             var options = TransferOptions()
             options.maximumBodySize = nil
-            let streamed = try await transport.stream(server.request("/bytes?n=\(8 << 20)"), options: options)
+            let streamed = try await transport.streamResponse(server.request("/bytes?n=\(8 << 20)"), options: options)
             var total = 0
             var iterations = 0
             for try await chunk in streamed.body {

@@ -1,5 +1,6 @@
 import CRawCurl
 import Courier
+@_spi(Benchmarks) import CourierTransport
 import Foundation
 
 /// A resource decoding the medium payload: Courier's decode path (the default `decode` of a

@@ -101,7 +101,7 @@ extension RequestCoordinator {
                 return .success(
                     try await receiver.receive(request) { request in
                         guard let stub else {
-                            return try await self.transport.sendStreaming(request, body: body, options: options)
+                            return try await self.transport.stream(request, body: body, options: options)
                         }
                         let response = try await stub.respond(request)
                         return StreamingTransportResponse(

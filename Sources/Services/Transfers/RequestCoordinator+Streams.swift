@@ -47,7 +47,7 @@ extension RequestCoordinator {
         }
         return StreamedLoad(
             response: response.head, metrics: response.metrics, requestID: id,
-            body: StreamedLoad.Chunks(body: body, lease: lease))
+            body: TransportBody(StreamedLoad.Chunks(body: body, lease: lease), onCancel: { body.cancel() }))
     }
 
     /// Counts an open body (shutdown waits for it); false once shut down.

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 public import HTTPTypes
 
 /// A load whose body is read as it arrives, from ``RequestCoordinator/stream(_:logger:)``.
@@ -9,30 +9,33 @@ public struct StreamedLoad: Sendable {
     public var metrics: TransferMetrics
     /// The coordinator's id for this load, as in its events and log metadata.
     public var requestID: UInt64
-    /// The body, chunk by chunk (inflated when it was compressed).
-    public var body: Chunks
-
-    /// A streamed body: an `AsyncSequence` of chunks, read once.
+    /// The body, chunk by chunk (inflated when it was compressed), read once.
     ///
-    /// Leaving the loop early, dropping the iterator, or cancelling the reading task stops the
-    /// transfer. Errors are `ServiceError`s: `truncatedBody` when the connection breaks (never
-    /// retried once the body began), `cancelled`, and `shutDown` when the coordinator shut
-    /// down cancelling what was in flight. The coordinator's drain waits until the body was
-    /// read to its end or let go.
-    public struct Chunks: AsyncSequence, Sendable {
-        public typealias Element = Data
+    /// Leaving the loop early, dropping the iterator, calling `cancel()` or cancelling the
+    /// reading task stops the transfer. Errors are `ServiceError`s: `truncatedBody` when the
+    /// connection breaks (never retried once the body began), `cancelled`, and `shutDown` when
+    /// the coordinator shut down cancelling what was in flight. The coordinator's drain waits
+    /// until the body was read to its end or let go.
+    public var body: TransportBody
+}
+
+extension StreamedLoad {
+    /// The transport's body with the coordinator's lease on it: the lease ends when the body
+    /// was read to its end, failed, or was let go.
+    struct Chunks: AsyncSequence, Sendable {
+        typealias Element = Data
         let body: TransportBody
         let lease: StreamLease
 
-        public func makeAsyncIterator() -> Iterator {
+        func makeAsyncIterator() -> Iterator {
             Iterator(state: IteratorState(body.makeAsyncIterator(), lease: lease))
         }
 
         /// Reads the chunks one by one.
-        public struct Iterator: AsyncIteratorProtocol {
+        struct Iterator: AsyncIteratorProtocol {
             let state: IteratorState
 
-            public mutating func next() async throws -> Data? { try await state.next() }
+            mutating func next() async throws -> Data? { try await state.next() }
         }
     }
 }

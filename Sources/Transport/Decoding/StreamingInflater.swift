@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
 /// Courier's streaming gzip/deflate decoder, the one `CurlTransport` runs on response bodies,
-/// for callers that hold compressed bytes themselves (and for the benchmark).
+/// exposed to courier-bench, which measures it against zlib, as SPI (`@_spi(Benchmarks)`): it is
+/// not part of the supported API.
 ///
 /// ```swift
 /// let inflater = StreamingInflater(format: .gzip)
@@ -9,7 +10,7 @@ public import FoundationEssentials
 /// for chunk in chunks { try inflater.inflate(chunk, into: &output) }
 /// try inflater.finish()   // a stream that stopped early is decompressionFailed
 /// ```
-public final class StreamingInflater {
+@_spi(Benchmarks) public final class StreamingInflater {
     /// The compressed format.
     public enum Format: Sendable {
         /// gzip (RFC 1952).

@@ -87,11 +87,11 @@ enum CurlErrorMapping {
 }
 
 /// curl's own code and message, kept as the `underlying` error of a `ServiceError`.
-public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `CURLcode` value.
-    public let code: Int
+    package let code: Int
     /// curl's message (host and port at most; never headers or bodies).
-    public let message: String
+    package let message: String
 
-    public var description: String { "curl error \(code): \(message)" }
+    package var description: String { "curl error \(code): \(message)" }
 }

@@ -1,11 +1,11 @@
-public import FoundationEssentials
+internal import FoundationEssentials
 
 /// A response body as an `AsyncSequence` of chunks, inflated as they arrive.
 ///
 /// Iterate it once. Leaving the loop early, or cancelling the task, stops the transfer.
 /// Errors are `ServiceError`s (`truncatedBody`, `decompressionFailed`, `cancelled`, …).
-public struct ResponseBodyStream: AsyncSequence, Sendable {
-    public typealias Element = Data
+struct ResponseBodyStream: AsyncSequence, Sendable {
+    typealias Element = Data
 
     let channel: BodyChannel
     let codings: ContentCodings
@@ -14,23 +14,23 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
     /// The most bytes the transport buffered at once for this stream (the backpressure
     /// high-water mark), for diagnostics.
-    public var bufferedHighWaterMark: Int { channel.bufferedHighWaterMark }
+    var bufferedHighWaterMark: Int { channel.bufferedHighWaterMark }
 
-    public func makeAsyncIterator() -> Iterator {
+    func makeAsyncIterator() -> Iterator {
         Iterator(state: IteratorState(channel: channel, codings: codings, limit: limit, onEnd: onEnd))
     }
 
     /// Reads the chunks one by one.
-    public struct Iterator: AsyncIteratorProtocol {
+    struct Iterator: AsyncIteratorProtocol {
         let state: IteratorState
 
-        public mutating func next() async throws -> Data? {
+        mutating func next() async throws -> Data? {
             try await state.next()
         }
     }
 
     /// Collects the whole body (up to `limit` bytes).
-    public func collect(upTo limit: Int = .max) async throws -> Data {
+    func collect(upTo limit: Int = .max) async throws -> Data {
         try await collectChunks(upTo: limit)
     }
 }
