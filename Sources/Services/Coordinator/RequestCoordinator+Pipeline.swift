@@ -189,6 +189,7 @@ extension RequestCoordinator {
             }
             var replay = false
             for decorator in plan.decorators {
+                guard let decorator = decorator as? any ReplayingDecorator else { continue }
                 do {
                     let inspected = try await HostQueue.$isExempt.withValue(true) {
                         try await decorator.inspect(decoratedOutcome, of: request)

@@ -14,7 +14,7 @@ public protocol TokenProvider: Sendable {
 /// request is replayed once with the new token; if the refresh fails, each of them fails with
 /// `decorationFailed` (the provider's error underneath). A request that gets 401 again after
 /// its replay fails with `unacceptableStatus`: no loops, no refresh storms.
-public struct BearerTokenDecorator: RequestDecorator {
+public struct BearerTokenDecorator: RequestDecorator, ReplayingDecorator {
     private let state: TokenState
 
     /// Creates a decorator over `tokens`. Share one instance among the requests that share a token.
@@ -27,7 +27,7 @@ public struct BearerTokenDecorator: RequestDecorator {
         request.headerFields[.authorization] = "Bearer \(token)"
     }
 
-    public func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision {
+    func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision {
         guard outcome.status?.code == 401,
             let header = request.headerFields[.authorization], header.hasPrefix("Bearer ")
         else { return .proceed }

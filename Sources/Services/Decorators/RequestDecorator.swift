@@ -23,54 +23,47 @@ public protocol RequestDecorator: Sendable {
     /// coordinator calls this one; the default calls ``decorate(_:)``. Signing decorators
     /// (``SigningDecorator``) implement it to digest the body.
     func decorate(_ request: inout HTTPRequest, body: RequestBody?) async throws
-
-    /// Looks at the outcome of a decorated request and may ask for one replay (for example
-    /// after refreshing a token). A load is replayed at most once, decorated afresh; throwing
-    /// here fails the load with `decorationFailed`. The default proceeds.
-    func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision
 }
 
 extension RequestDecorator {
     public func decorate(_ request: inout HTTPRequest, body: RequestBody?) async throws {
         try await decorate(&request)
     }
+}
 
-    public func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision {
-        .proceed
-    }
+/// A decorator that looks at the outcome of a decorated request and may ask for one replay
+/// (``BearerTokenDecorator`` after refreshing its token). A load is replayed at most once,
+/// decorated afresh; throwing here fails the load with `decorationFailed`. Internal: a replay
+/// is a second request, so it stays with the decorators Courier ships.
+protocol ReplayingDecorator: RequestDecorator {
+    func inspect(_ outcome: DecoratedOutcome, of request: HTTPRequest) async throws -> ReplayDecision
 }
 
 /// What a decorated request came back with, before validation.
-///
-/// Frozen: an enum on purpose, because it is closed by nature (like `Result`): the server
-/// answered or it did not. No case will be added, so an exhaustive `switch` stays valid.
-public enum DecoratedOutcome: Sendable {
+enum DecoratedOutcome: Sendable {
     /// The server answered (any status).
     case response(HTTPResponse)
     /// No response: the transfer failed.
     case failure(ServiceError)
 
     /// The status, when the server answered.
-    public var status: HTTPResponse.Status? {
+    var status: HTTPResponse.Status? {
         if case .response(let response) = self { return response.status }
         return nil
     }
 }
 
 /// Whether a load proceeds with its outcome or is sent again.
-///
-/// A struct over a private enum, so that a new decision (a replay after a delay, say) never
-/// breaks a caller's `switch`.
-public struct ReplayDecision: Sendable, Hashable, CustomStringConvertible {
+struct ReplayDecision: Sendable, Hashable, CustomStringConvertible {
     private enum Base: String, Sendable, Hashable { case proceed, replay }
     private let base: Base
 
     /// Keep the outcome.
-    public static let proceed = ReplayDecision(base: .proceed)
+    static let proceed = ReplayDecision(base: .proceed)
     /// Decorate and send the request once more (ignored for a load already replayed).
-    public static let replay = ReplayDecision(base: .replay)
+    static let replay = ReplayDecision(base: .replay)
 
-    public var description: String { base.rawValue }
+    var description: String { base.rawValue }
 
     private init(base: Base) { self.base = base }
 }
