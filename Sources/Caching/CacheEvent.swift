@@ -33,38 +33,38 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
     package init(_ base: Base) { self.base = base }
 
     /// A stored response answered a load.
-    public static func hit(_ tier: CacheTier, key: String) -> CacheEvent { CacheEvent(.hit(tier, key: key)) }
+    package static func hit(_ tier: CacheTier, key: String) -> CacheEvent { CacheEvent(.hit(tier, key: key)) }
     /// Nothing usable was stored.
-    public static func miss(key: String) -> CacheEvent { CacheEvent(.miss(key: key)) }
+    package static func miss(key: String) -> CacheEvent { CacheEvent(.miss(key: key)) }
     /// A response was stored in `tier` (`bytes` is its cost).
-    public static func stored(_ tier: CacheTier, key: String, bytes: Int) -> CacheEvent {
+    package static func stored(_ tier: CacheTier, key: String, bytes: Int) -> CacheEvent {
         CacheEvent(.stored(tier, key: key, bytes: bytes))
     }
     /// A conditional request revalidated a stored response; `notModified` when the server said 304.
-    public static func revalidated(key: String, notModified: Bool) -> CacheEvent {
+    package static func revalidated(key: String, notModified: Bool) -> CacheEvent {
         CacheEvent(.revalidated(key: key, notModified: notModified))
     }
     /// A stored response answered because the network failed (offline fallback, `stale-if-error`).
-    public static func servedAfterError(_ tier: CacheTier, key: String) -> CacheEvent {
+    package static func servedAfterError(_ tier: CacheTier, key: String) -> CacheEvent {
         CacheEvent(.servedAfterError(tier, key: key))
     }
     /// Entries left `tier` to stay within its limits.
-    public static func evicted(_ tier: CacheTier, count: Int, bytes: Int) -> CacheEvent {
+    package static func evicted(_ tier: CacheTier, count: Int, bytes: Int) -> CacheEvent {
         CacheEvent(.evicted(tier, count: count, bytes: bytes))
     }
     /// An entry was removed: an unsafe method succeeded on its URL, or it could not be decoded.
-    public static func invalidated(key: String) -> CacheEvent { CacheEvent(.invalidated(key: key)) }
+    package static func invalidated(key: String) -> CacheEvent { CacheEvent(.invalidated(key: key)) }
     /// A store failed; the load went on without it.
-    public static func storeFailed(_ tier: CacheTier, reason: String) -> CacheEvent {
+    package static func storeFailed(_ tier: CacheTier, reason: String) -> CacheEvent {
         CacheEvent(.storeFailed(tier, reason: reason))
     }
     /// Fleet-wide collapsing: this process took the lease on the key and fetches for the fleet.
-    public static func leaseTaken(key: String) -> CacheEvent { CacheEvent(.leaseTaken(key: key)) }
+    package static func leaseTaken(key: String) -> CacheEvent { CacheEvent(.leaseTaken(key: key)) }
     /// Fleet-wide collapsing: another process held the lease, and the entry it stored answered.
-    public static func leaseWaited(key: String) -> CacheEvent { CacheEvent(.leaseWaited(key: key)) }
+    package static func leaseWaited(key: String) -> CacheEvent { CacheEvent(.leaseWaited(key: key)) }
     /// Fleet-wide collapsing: another process held the lease and stored nothing within the
     /// policy's wait, so this one fetched itself.
-    public static func leaseWaitTimedOut(key: String) -> CacheEvent { CacheEvent(.leaseWaitTimedOut(key: key)) }
+    package static func leaseWaitTimedOut(key: String) -> CacheEvent { CacheEvent(.leaseWaitTimedOut(key: key)) }
 
     /// Which event this is.
     public var name: Name {

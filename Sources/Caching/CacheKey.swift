@@ -34,7 +34,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Hex SHA-256 of the credential fields `request` carries, or nil when it carries none.
     /// The coalescing key of the services layer includes the same fields.
-    public static func credentialDigest(of request: HTTPRequest, names: [HTTPField.Name]) -> String? {
+    package static func credentialDigest(of request: HTTPRequest, names: [HTTPField.Name]) -> String? {
         var hash = SHA256()
         var found = false
         for field in request.headerFields where names.contains(field.name) {
@@ -46,7 +46,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The same key for another method (unsafe methods invalidate the `GET` entry of their URL).
-    public func replacingMethod(with method: HTTPRequest.Method) -> CacheKey {
+    package func replacingMethod(with method: HTTPRequest.Method) -> CacheKey {
         guard let space = rawValue.firstIndex(of: " ") else { return self }
         return CacheKey(method.rawValue + rawValue[space...])
     }

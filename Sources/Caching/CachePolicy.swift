@@ -31,7 +31,7 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     package let mode: Mode
     /// The tiers this policy reads and writes.
-    public let tiers: Tiers
+    package let tiers: Tiers
     /// How loads under this policy collapse across the fleet (nil: they do not).
     public private(set) var fleetCollapsing: FleetCollapsing? = nil
 

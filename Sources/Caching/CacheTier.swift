@@ -22,7 +22,7 @@ public struct CacheTier: Sendable, Hashable, CustomStringConvertible {
     public static let shared = CacheTier(.shared)
 
     /// The tiers a policy must name for this tier to be read and written.
-    public var policyTiers: CachePolicy.Tiers {
+    package var policyTiers: CachePolicy.Tiers {
         switch base {
         case .memory: .memory
         case .disk: .disk

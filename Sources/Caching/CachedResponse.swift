@@ -35,17 +35,17 @@ public struct CachedResponse: Sendable, Equatable {
     }
 
     /// The entity tag, when the response had one.
-    public var etag: String? { headerFields[.eTag] }
+    package var etag: String? { headerFields[.eTag] }
     /// `Last-Modified`, as sent.
-    public var lastModified: String? { headerFields[.lastModified] }
+    package var lastModified: String? { headerFields[.lastModified] }
     /// Whether a conditional request can revalidate this entry.
-    public var hasValidators: Bool { etag != nil || lastModified != nil }
+    package var hasValidators: Bool { etag != nil || lastModified != nil }
 
     /// Bytes the entry occupies, roughly: body plus header text.
-    public var cost: Int {
+    package var cost: Int {
         body.count + headerFields.reduce(64) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
     }
 
     /// The head to hand to a decoder.
-    public var head: HTTPResponse { HTTPResponse(status: status, headerFields: headerFields) }
+    package var head: HTTPResponse { HTTPResponse(status: status, headerFields: headerFields) }
 }

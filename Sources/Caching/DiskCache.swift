@@ -56,11 +56,11 @@ public actor DiskCache: CacheStore {
     }
 
     /// The directory.
-    public nonisolated let directory: String
+    nonisolated let directory: String
     /// The options in force.
     public nonisolated let options: Options
     /// Receive this cache's eviction events.
-    public nonisolated let observers = CacheObservers()
+    package nonisolated let observers = CacheObservers()
     private nonisolated let executor: QueueExecutor
     private var index: [String: IndexEntry] = [:]
     private var indexLoaded = false
@@ -214,7 +214,7 @@ public actor DiskCache: CacheStore {
     }
 
     /// Rebuilds the index from the directory now (after another process changed it, say).
-    public func reloadIndex() { scan() }
+    func reloadIndex() { scan() }
 
     // MARK: - Index
 

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// A least-recently-used cache bounded by total cost and by count, with O(1) get, set and
 /// eviction (a dictionary into a doubly linked list kept in one array).
@@ -34,26 +34,26 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// The bounds in force.
-    public let limits: Limits
+    package let limits: Limits
     private var nodes: [Node] = []
     private var free: [Int] = []
     private var index: [Key: Int] = [:]
     private var newest = -1
     private var oldest = -1
     /// The total cost of the entries held.
-    public private(set) var totalCost = 0
+    package private(set) var totalCost = 0
 
     /// Creates an empty cache.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// Entries held.
-    public var count: Int { index.count }
+    package var count: Int { index.count }
 
     /// The value for `key` when present and not expired at `now`; marks it most recently used.
     /// An expired entry is removed.
-    public mutating func value(for key: Key, now: @autoclosure () -> Date? = nil) -> Value? {
+    package mutating func value(for key: Key, now: @autoclosure () -> Date? = nil) -> Value? {
         guard let slot = index[key] else { return nil }
         if let expiry = nodes[slot].expiresAt, let now = now(), expiry <= now {
             remove(slot: slot)
@@ -64,13 +64,13 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Whether `key` is held (without touching its recency or expiry).
-    public func contains(_ key: Key) -> Bool { index[key] != nil }
+    package func contains(_ key: Key) -> Bool { index[key] != nil }
 
     /// Stores `value`, evicting the least recently used entries while over a limit. Returns
     /// whether it was kept and what was evicted (a replaced value is not counted). An entry too
     /// large for the limits is not kept, and any older value for `key` is removed.
     @discardableResult
-    public mutating func setValue(
+    package mutating func setValue(
         _ value: Value, for key: Key, cost: Int, expiresAt: Date? = nil
     ) -> (kept: Bool, count: Int, cost: Int) {
         let largest = Double(limits.totalCost) * limits.largestEntryFraction
@@ -113,7 +113,7 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Removes the entry for `key`; returns its value.
     @discardableResult
-    public mutating func removeValue(for key: Key) -> Value? {
+    package mutating func removeValue(for key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         let value = nodes[slot].value
         remove(slot: slot)
@@ -122,14 +122,14 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// Removes entries expired at `now`; returns how many.
     @discardableResult
-    public mutating func removeExpired(now: Date) -> Int {
+    package mutating func removeExpired(now: Date) -> Int {
         let expired = index.values.filter { slot in nodes[slot].expiresAt.map { $0 <= now } ?? false }
         for slot in expired { remove(slot: slot) }
         return expired.count
     }
 
     /// Removes everything.
-    public mutating func removeAll() {
+    package mutating func removeAll() {
         nodes.removeAll()
         free.removeAll()
         index.removeAll()
@@ -139,7 +139,7 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Keys from the most to the least recently used (for tests and diagnostics).
-    public var keysByRecency: [Key] {
+    package var keysByRecency: [Key] {
         var keys: [Key] = []
         var slot = newest
         while slot >= 0 {

@@ -3,7 +3,7 @@ internal import FoundationEssentials
 extension TieredCache {
     /// The first store in the chain that hands out leases, when its tier is in `tiers`: the one
     /// fleet-wide collapsing leases keys from.
-    public nonisolated func leasingStore(in tiers: CachePolicy.Tiers) -> (any CacheLeasing)? {
+    package nonisolated func leasingStore(in tiers: CachePolicy.Tiers) -> (any CacheLeasing)? {
         for store in stores where tiers.contains(store.tier.policyTiers) {
             if let leasing = store as? any CacheLeasing { return leasing }
         }

@@ -19,9 +19,9 @@ public actor TieredCache {
 
     var memory: MemoryCache<CacheKey, CachedResponse>
     /// The stores behind memory, upper first.
-    public nonisolated let stores: [any CacheStore]
+    package nonisolated let stores: [any CacheStore]
     /// Receive evictions and store failures (the coordinator forwards them to its events).
-    public nonisolated let observers = CacheObservers()
+    package nonisolated let observers = CacheObservers()
     nonisolated let now: @Sendable () -> Date
 
     /// Creates a cache with a memory tier bounded by `memory` in front of `stores`, in order

@@ -4,7 +4,7 @@ public import FoundationEssentials
 /// or a sequence of both (how multipart forms stream their files).
 public struct RequestBody: Sendable {
     /// One piece of a body.
-    public enum Segment: Sendable {
+    package enum Segment: Sendable {
         /// Bytes in memory.
         case bytes(Data)
         /// The whole file at a path, read as it is sent.
@@ -50,12 +50,12 @@ public struct RequestBody: Sendable {
     }
 
     /// A body sent as the concatenation of `segments`, files read as they are sent.
-    public static func segments(_ segments: [Segment], contentType: String? = nil) -> RequestBody {
+    package static func segments(_ segments: [Segment], contentType: String? = nil) -> RequestBody {
         RequestBody(storage: .segments(segments), contentType: contentType)
     }
 
     /// The size in bytes, when it is known without touching the disk.
-    public var knownLength: Int? {
+    package var knownLength: Int? {
         switch storage {
         case .bytes(let data): return data.count
         case .file: return nil
@@ -70,7 +70,7 @@ public struct RequestBody: Sendable {
     }
 
     /// The bytes, when the whole body is in memory (no file segment).
-    public var inMemoryBytes: Data? {
+    package var inMemoryBytes: Data? {
         switch storage {
         case .bytes(let data): return data
         case .file: return nil
@@ -85,7 +85,7 @@ public struct RequestBody: Sendable {
     }
 
     /// The pieces of this body in order.
-    public var segments: [Segment] {
+    package var segments: [Segment] {
         switch storage {
         case .bytes(let data): [.bytes(data)]
         case .file(let path): [.file(path: path)]

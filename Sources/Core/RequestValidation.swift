@@ -15,7 +15,7 @@ public enum RequestValidation {
     package static func isValidValue(_ value: String) -> Bool { value.utf8.allSatisfy(isAllowedInValue) }
 
     /// Throws `invalidRequest` when `value` contains CR, LF, NUL or another control character.
-    public static func validateHeaderValue(_ value: some StringProtocol, name: String) throws(ServiceError) {
+    package static func validateHeaderValue(_ value: some StringProtocol, name: String) throws(ServiceError) {
         for byte in value.utf8 where !isAllowedInValue(byte) {
             throw ServiceError(
                 .invalidRequest,
@@ -35,7 +35,7 @@ public enum RequestValidation {
 
     /// Checks every field of a request, including those added after it was built (by
     /// decorators), and its path and authority.
-    public static func validate(_ request: HTTPRequest) throws(ServiceError) {
+    package static func validate(_ request: HTTPRequest) throws(ServiceError) {
         for field in request.headerFields {
             let ok = field.withUnsafeBytesOfValue { bytes in bytes.allSatisfy(isAllowedInValue) }
             if !ok {

@@ -52,12 +52,12 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The error for a cancelled task or transfer.
-    public static func cancelled(_ message: String = "The request was cancelled.") -> ServiceError {
+    package static func cancelled(_ message: String = "The request was cancelled.") -> ServiceError {
         ServiceError(.cancelled, message, underlying: CancellationError())
     }
 
     /// Wraps any error as a `ServiceError`, keeping it if it already is one.
-    public static func wrapping(_ error: any Error) -> ServiceError {
+    package static func wrapping(_ error: any Error) -> ServiceError {
         if let error = error as? ServiceError { return error }
         if error is CancellationError { return .cancelled() }
         return ServiceError(.unknown, String(describing: error), underlying: error)

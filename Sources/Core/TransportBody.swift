@@ -43,7 +43,7 @@ public struct TransportBody: AsyncSequence, Sendable {
     }
 
     /// Stops the transfer without reading (a body nobody will read must still let go of it).
-    public func discard() {
+    package func discard() {
         onCancel?()
         _ = makeAsyncIterator()
     }

@@ -34,7 +34,7 @@ public struct CoordinatorService: Service {
     /// The coordinator to load through. Valid until `run()` returns.
     public let coordinator: RequestCoordinator
     /// The transport the service owns and shuts down.
-    public let transport: CurlTransport
+    let transport: CurlTransport
     /// How long graceful shutdown waits for loads in flight.
     public let drainTimeout: Duration
 

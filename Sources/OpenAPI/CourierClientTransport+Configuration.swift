@@ -1,5 +1,5 @@
 public import CourierServices
-public import HTTPTypes
+internal import HTTPTypes
 public import Foundation
 
 extension CourierClientTransport {
@@ -36,14 +36,14 @@ extension CourierClientTransport {
         public init() {}
 
         /// The policy for `operationID`.
-        public func cachePolicy(for operationID: String) -> CachePolicy {
+        package func cachePolicy(for operationID: String) -> CachePolicy {
             cachePolicies[operationID] ?? defaultCachePolicy
         }
     
         /// Whether the response of `request`, sent as `operationID`, streams: only when it is
         /// not cached, and it cannot coalesce (not a `GET` or `HEAD`), accepts a type that is not JSON
         /// or text (a binary download, whose declared errors may still be JSON), or is named in ``streamedOperations``.
-        public func streamsResponse(of request: HTTPRequest, operationID: String) -> Bool {
+        package func streamsResponse(of request: HTTPRequest, operationID: String) -> Bool {
             guard cachePolicy(for: operationID) == .networkOnly else { return false }
             if streamedOperations.contains(operationID) { return true }
             if request.method != .get && request.method != .head { return true }

@@ -46,9 +46,9 @@ public struct CourierClientTransport: ClientTransport {
     /// The coordinator every operation goes through.
     public let coordinator: RequestCoordinator
     /// Per-operation policies and limits.
-    public let configuration: Configuration
+    let configuration: Configuration
     /// Logs each load at debug level; `nil`, the default, is silent.
-    public let logger: Logger?
+    let logger: Logger?
 
     /// Creates a transport over `coordinator` (default: the task's `RequestCoordinator.current`).
     public init(

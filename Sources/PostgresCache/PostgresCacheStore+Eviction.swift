@@ -46,7 +46,7 @@ extension PostgresCacheStore {
     /// ``Configuration/maximumBytes``, ``Configuration/evictionBatchSize`` rows per statement (each
     /// statement a bounded call). Returns the rows and bytes removed.
     @discardableResult
-    public func evictLeastRecentlyUsed() async throws(ServiceError) -> (count: Int, bytes: Int) {
+    package func evictLeastRecentlyUsed() async throws(ServiceError) -> (count: Int, bytes: Int) {
         guard let maximum = configuration.maximumBytes else { return (0, 0) }
         let batch = max(1, configuration.evictionBatchSize)
         var removed = (count: 0, bytes: 0)

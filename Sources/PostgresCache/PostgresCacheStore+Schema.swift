@@ -5,7 +5,7 @@ internal import PostgresNIO
 
 extension PostgresCacheStore {
     /// The version of the tables this store reads and writes.
-    public static let schemaVersion: Int32 = 1
+    static let schemaVersion: Int32 = 1
     /// The advisory lock key (any constant) that serializes schema set-up across a fleet.
     static let schemaLockKey: Int64 = 0x436F_7572_6965_7231  // "Courier1"
 

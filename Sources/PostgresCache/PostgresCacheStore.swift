@@ -43,7 +43,7 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     /// The connection pool the store queries through.
     public let client: PostgresClient
     /// The store's settings.
-    public let configuration: Configuration
+    let configuration: Configuration
     let logger: Logger?
     /// Creates or migrates the schema, once (again after a failure).
     let schema = LockedValue<Task<Void, any Error>?>(nil)

@@ -2,93 +2,93 @@ internal import Foundation
 
 /// The parts of HAR 1.2 (the HTTP Archive format browsers' developer tools and proxies read and
 /// write) that Courier records and replays. See http://www.softwareishard.com/blog/har-12-spec/.
-public enum HAR {
+package enum HAR {
     /// The top level: `{"log": {...}}`.
-    public struct Document: Codable, Sendable {
-        public var log: Log
-        public init(log: Log) { self.log = log }
+    package struct Document: Codable, Sendable {
+        package var log: Log
+        package init(log: Log) { self.log = log }
     }
 
-    public struct Log: Codable, Sendable {
-        public var version = "1.2"
-        public var creator = Creator(name: "Courier", version: "1")
-        public var entries: [Entry] = []
-        public init(entries: [Entry] = []) { self.entries = entries }
+    package struct Log: Codable, Sendable {
+        package var version = "1.2"
+        package var creator = Creator(name: "Courier", version: "1")
+        package var entries: [Entry] = []
+        package init(entries: [Entry] = []) { self.entries = entries }
     }
 
-    public struct Creator: Codable, Sendable {
-        public var name: String
-        public var version: String
+    package struct Creator: Codable, Sendable {
+        package var name: String
+        package var version: String
     }
 
-    public struct Entry: Codable, Sendable {
+    package struct Entry: Codable, Sendable {
         /// ISO 8601 with fractional seconds.
-        public var startedDateTime: String
+        package var startedDateTime: String
         /// Milliseconds.
-        public var time: Double
-        public var request: Request
-        public var response: Response
-        public var cache = Cache()
-        public var timings: Timings
+        package var time: Double
+        package var request: Request
+        package var response: Response
+        package var cache = Cache()
+        package var timings: Timings
         /// Courier's extension: the error code of a transfer that failed (`status` is then 0).
-        public var _courierError: String?
+        package var _courierError: String?
     }
 
-    public struct Request: Codable, Sendable {
-        public var method: String
-        public var url: String
-        public var httpVersion: String
-        public var cookies: [Cookie] = []
-        public var headers: [NameValue]
-        public var queryString: [NameValue]
-        public var postData: PostData?
-        public var headersSize = -1
-        public var bodySize: Int
+    package struct Request: Codable, Sendable {
+        package var method: String
+        package var url: String
+        package var httpVersion: String
+        package var cookies: [Cookie] = []
+        package var headers: [NameValue]
+        package var queryString: [NameValue]
+        package var postData: PostData?
+        package var headersSize = -1
+        package var bodySize: Int
     }
 
-    public struct Response: Codable, Sendable {
-        public var status: Int
-        public var statusText: String
-        public var httpVersion: String
-        public var cookies: [Cookie] = []
-        public var headers: [NameValue]
-        public var content: Content
-        public var redirectURL = ""
-        public var headersSize = -1
-        public var bodySize: Int
+    package struct Response: Codable, Sendable {
+        package var status: Int
+        package var statusText: String
+        package var httpVersion: String
+        package var cookies: [Cookie] = []
+        package var headers: [NameValue]
+        package var content: Content
+        package var redirectURL = ""
+        package var headersSize = -1
+        package var bodySize: Int
     }
 
-    public struct NameValue: Codable, Sendable, Equatable {
-        public var name: String
-        public var value: String
+    package struct NameValue: Codable, Sendable, Equatable {
+        package var name: String
+        package var value: String
     }
 
-    public struct Cookie: Codable, Sendable {
-        public var name: String
-        public var value: String
+    package struct Cookie: Codable, Sendable {
+        package var name: String
+        package var value: String
     }
 
-    public struct PostData: Codable, Sendable {
-        public var mimeType: String
-        public var text: String
+    package struct PostData: Codable, Sendable {
+        package var mimeType: String
+        package var text: String
         /// Courier's extension: `base64` when `text` holds base64 of a binary body.
-        public var _encoding: String?
+        package var _encoding: String?
     }
 
-    public struct Content: Codable, Sendable {
-        public var size: Int
-        public var mimeType: String
-        public var text: String?
+    package struct Content: Codable, Sendable {
+        package var size: Int
+        package var mimeType: String
+        package var text: String?
         /// `base64` when `text` is base64 of a binary body.
-        public var encoding: String?
+        package var encoding: String?
     }
 
-    public struct Cache: Codable, Sendable {}
+    package struct Cache: Codable, Sendable {}
 
-    public struct Timings: Codable, Sendable {
-        public var send: Double
-        public var wait: Double
-        public var receive: Double
+    package struct Timings: Codable, Sendable {
+        package var send: Double
+        package var wait: Double
+        package var receive: Double
     }
 
     /// A body as HAR text: UTF-8 when it is, else base64.

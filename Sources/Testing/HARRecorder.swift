@@ -43,10 +43,10 @@ public final class HARRecorder: HTTPTransport {
     }
 
     /// The entries recorded so far.
-    public var recorded: [HAR.Entry] { entries.withLock { $0 } }
+    package var recorded: [HAR.Entry] { entries.withLock { $0 } }
 
     /// The recording as a HAR document.
-    public var document: HAR.Document { HAR.Document(log: HAR.Log(entries: recorded)) }
+    package var document: HAR.Document { HAR.Document(log: HAR.Log(entries: recorded)) }
 
     /// Writes the recording to `path` as pretty-printed JSON.
     public func write(to path: String) throws {

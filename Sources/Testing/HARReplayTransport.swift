@@ -42,7 +42,7 @@ public final class HARReplayTransport: HTTPTransport {
     private let served = LockedValue<[Int: Int]>([:])
 
     /// Replays `document`.
-    public init(_ document: HAR.Document, unmatched: Unmatched = .fail) {
+    package init(_ document: HAR.Document, unmatched: Unmatched = .fail) {
         self.unmatched = unmatched
         recordings = document.log.entries.map { entry in
             let body = entry.request.postData.map { HAR.data(text: $0.text, base64: $0._encoding == "base64") }

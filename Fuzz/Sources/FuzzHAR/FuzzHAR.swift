@@ -5,11 +5,12 @@
 // Invariants beyond "no crash": a recorded request always finds a recording (never
 // `mockMissing`); a recorded failure replays as a `ServiceError`; a recorded response replays
 // with one of the statuses recorded for that request.
-import CourierTesting
 import CourierTransport
 import Foundation
 import FuzzSupport
 import HTTPTypes
+
+@testable import CourierTesting  // the HAR model is package API
 
 /// The request a recorded entry describes, or nil when its method or URL cannot be a request.
 func request(for entry: HAR.Entry) -> (HTTPRequest, RequestBody?)? {

@@ -19,7 +19,7 @@ final class QueueExecutor: SerialExecutor {
 }
 
 /// Handlers that want a cache's events. Any thread may add, remove or notify.
-public final class CacheObservers: Sendable {
+package final class CacheObservers: Sendable {
     private let handlers = LockedValue<[UInt64: @Sendable (CacheEvent) -> Void]>([:])
     private let nextID = Atomic<UInt64>(0)
 
@@ -27,14 +27,14 @@ public final class CacheObservers: Sendable {
 
     /// Calls `handler` with every event from now on, until ``remove(_:)`` with the returned id.
     @discardableResult
-    public func add(_ handler: @escaping @Sendable (CacheEvent) -> Void) -> UInt64 {
+    package func add(_ handler: @escaping @Sendable (CacheEvent) -> Void) -> UInt64 {
         let id = nextID.add(1, ordering: .relaxed).newValue
         handlers.withLock { $0[id] = handler }
         return id
     }
 
     /// Stops calling the handler `id`.
-    public func remove(_ id: UInt64) { handlers.withLock { _ = $0.removeValue(forKey: id) } }
+    package func remove(_ id: UInt64) { handlers.withLock { _ = $0.removeValue(forKey: id) } }
 
     func notify(_ event: @autoclosure () -> CacheEvent) {
         let current = handlers.withLock { $0.isEmpty ? [] : Array($0.values) }

@@ -4,10 +4,10 @@ internal import CourierCaching
 extension CookieJar.Cookie {
     /// The largest `Set-Cookie` field value kept, in bytes (RFC 6265, section 6.1: name,
     /// value and attributes). Longer ones are ignored.
-    public static let maximumSize = 4096
+    package static let maximumSize = 4096
     /// The longest lifetime a cookie gets, whatever its `Max-Age` or `Expires` says: 400 days,
     /// as RFC 6265bis caps it (a year-9999 `Expires` is not a promise worth keeping).
-    public static let maximumLifetime: TimeInterval = 400 * 86_400
+    package static let maximumLifetime: TimeInterval = 400 * 86_400
 
     /// Parses one `Set-Cookie` field value that came from `host` (lower-case, no port) for a
     /// request to `path` (without query), over https when `isSecure`, received at `now`

@@ -30,7 +30,7 @@ extension CookieJar {
         /// When it was first stored (replacing a cookie keeps the first creation time).
         public var created: Date
         /// When it was last stored or sent: the least recently used cookies are evicted first.
-        public var lastAccessed: Date
+        package var lastAccessed: Date
 
         /// Creates a cookie (for tests and for seeding a jar with ``CookieJar/insert(_:)``).
         public init(
@@ -50,12 +50,12 @@ extension CookieJar {
         }
 
         /// Whether it has expired at `now`.
-        public func isExpired(at now: Date) -> Bool { expires.map { $0 <= now } ?? false }
+        package func isExpired(at now: Date) -> Bool { expires.map { $0 <= now } ?? false }
 
         /// Whether it is sent with a request to `host` (lower-case, without port), `path` (without
         /// query) over https (`isSecure`), at `now`: domain-match, path-match, `Secure`, expiry
         /// (RFC 6265, section 5.4).
-        public func matches(
+        package func matches(
             host: String, path requestPath: String, isSecure secureChannel: Bool, at now: Date
         ) -> Bool {
             if isSecure && !secureChannel { return false }

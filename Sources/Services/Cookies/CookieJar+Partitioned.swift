@@ -44,7 +44,7 @@ extension CookieJar {
         }
 
         /// The jar of partition `key` when it has one, without making one.
-        public func existingJar(for key: String) -> CookieJar? { jars.withLock { $0[key] } }
+        package func existingJar(for key: String) -> CookieJar? { jars.withLock { $0[key] } }
 
         /// Forgets partition `key` and its cookies.
         public func removeJar(for key: String) { _ = jars.withLock { $0.removeValue(forKey: key) } }

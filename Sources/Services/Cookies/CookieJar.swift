@@ -44,12 +44,12 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     }
 
     /// Stores the `Set-Cookie` fields of `response`, which answered `request`.
-    public func store(from response: HTTPResponse, for request: HTTPRequest) {
+    package func store(from response: HTTPResponse, for request: HTTPRequest) {
         store(setCookie: response.headerFields[values: .setCookie], for: request)
     }
 
     /// Stores `Set-Cookie` field values received for `request`; invalid ones are ignored.
-    public func store(setCookie fields: [String], for request: HTTPRequest) {
+    package func store(setCookie fields: [String], for request: HTTPRequest) {
         guard !fields.isEmpty else { return }
         let origin = Origin(request), time = now()
         let cookies = fields.compactMap {
@@ -103,7 +103,7 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     }
 
     /// The `Cookie` field value for `request` (`a=1; b=2`), or nil when no cookie matches.
-    public func cookieHeader(for request: HTTPRequest) -> String? {
+    package func cookieHeader(for request: HTTPRequest) -> String? {
         let cookies = cookies(for: request)
         return cookies.isEmpty ? nil : cookies.map(\.pair).joined(separator: "; ")
     }
@@ -118,7 +118,7 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     public func removeAll() { state.withLock { $0 = ([:], 0) } }
 
     /// Removes the expired cookies.
-    public func removeExpired() {
+    package func removeExpired() {
         let time = now()
         state.withLock { state in
             for (domain, bucket) in state.domains {

@@ -30,7 +30,7 @@ public struct APIKeyDecorator: RequestDecorator, CustomStringConvertible, Custom
     }
 
     /// Where the key goes.
-    public let placement: Placement
+    let placement: Placement
     private let key: String
     private let field: HTTPField.Name?
 

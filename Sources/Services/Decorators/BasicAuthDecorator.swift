@@ -13,7 +13,7 @@ public import HTTPTypes
 /// ```
 public struct BasicAuthDecorator: RequestDecorator, CustomStringConvertible, CustomDebugStringConvertible {
     /// The user name sent (not secret).
-    public let username: String
+    let username: String
     private let credentials: String
 
     /// Creates the decorator, or throws `invalidRequest` when `username` contains `:` (RFC 7617

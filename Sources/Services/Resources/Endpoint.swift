@@ -42,7 +42,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// This endpoint with the backend's base URL for `environment` filled in.
-    public func resolved(in environment: BackendEnvironment) throws(ServiceError) -> Endpoint {
+    package func resolved(in environment: BackendEnvironment) throws(ServiceError) -> Endpoint {
         guard let backend, baseURL.isEmpty else { return self }
         guard let base = backend.baseURL(in: environment) else {
             throw ServiceError(.invalidRequest, "The backend '\(backend.id)' has no base URL for the \(environment) environment.")

@@ -12,7 +12,7 @@ public struct MultipartForm: Sendable {
     }
 
     /// The boundary between parts (random unless given).
-    public let boundary: String
+    let boundary: String
     private(set) var parts: [Part] = []
 
     /// Creates an empty form with a random boundary, or the one given.

@@ -1,5 +1,5 @@
 internal import CourierCore
-public import HTTPTypes
+internal import HTTPTypes
 
 extension CoordinatorEvent {
     /// What happened.
@@ -31,30 +31,30 @@ extension CoordinatorEvent {
         package init(_ base: Base) { self.base = base }
 
         /// A load began: method and URL without its query.
-        public static func started(method: HTTPRequest.Method, url: String) -> Kind {
+        package static func started(method: HTTPRequest.Method, url: String) -> Kind {
             Kind(.started(method: method, url: url))
         }
         /// Decorators ran (`count` of them).
-        public static func decorated(count: Int) -> Kind { Kind(.decorated(count: count)) }
+        package static func decorated(count: Int) -> Kind { Kind(.decorated(count: count)) }
         /// The load joined an identical one in flight instead of making its own transfer.
-        public static let coalesced = Kind(.coalesced)
+        package static let coalesced = Kind(.coalesced)
         /// A transfer was repeated: `attempt` failed, the next starts after `delay`.
-        public static func retried(attempt: Int, delay: Duration, reason: String) -> Kind {
+        package static func retried(attempt: Int, delay: Duration, reason: String) -> Kind {
             Kind(.retried(attempt: attempt, delay: delay, reason: reason))
         }
         /// A decorator asked for the request to be sent once more.
-        public static let replayed = Kind(.replayed)
+        package static let replayed = Kind(.replayed)
         /// The load delivered a value: status, curl's timings and the time since it began.
-        public static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind {
+        package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind {
             Kind(.finished(status: status, metrics: metrics, duration: duration))
         }
         /// The load failed.
-        public static func failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration) -> Kind {
+        package static func failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration) -> Kind {
             Kind(.failed(code: code, status: status, duration: duration))
         }
         /// The cache answered, missed, stored, revalidated or evicted. Evictions and store
         /// failures belong to no load: their `requestID` is 0.
-        public static func cache(_ event: CacheEvent) -> Kind { Kind(.cache(event)) }
+        package static func cache(_ event: CacheEvent) -> Kind { Kind(.cache(event)) }
 
         /// Which kind of event this is.
         public var name: Name {

@@ -9,7 +9,7 @@ public struct DownloadedFile: Sendable, Hashable {
     public var resumeCount: Int
 
     /// Creates a value (for test doubles).
-    public init(path: String, size: Int64, resumeCount: Int = 0) {
+    package init(path: String, size: Int64, resumeCount: Int = 0) {
         self.path = path
         self.size = size
         self.resumeCount = resumeCount
