@@ -15,14 +15,16 @@ let package = Package(
     ],
     dependencies: [
         // The PostgreSQL trait builds CourierPostgresCache, for the fleet scenario.
-        .package(name: "Courier", path: "..", traits: [.trait(name: "PostgreSQL", condition: .when(traits: ["Peers"]))]),
+        .package(
+            name: "Courier", path: "..", traits: [.trait(name: "PostgreSQL", condition: .when(traits: ["Peers"]))]),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
     ],
     targets: [
-        .target(name: "CRawCurl", path: "Sources/CRawCurl", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("z")]),
+        .target(
+            name: "CRawCurl", path: "Sources/CRawCurl", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("z")]),
         // The generated client of the `openapi` row (committed; scripts/generate-openapi-client.sh).
         .target(
             name: "BenchOpenAPIClient",

@@ -56,7 +56,9 @@ func measureCaches(quick: Bool) async throws {
             }
         }
         let peer = rate(rounds, since: start)
-        print("memory cache get-hit, \(callers) caller(s): TieredCache \(formatRate(ours)), dictionary in an actor \(formatRate(peer)) -> \(String(format: "%.2f", ours / peer))x")
+        print(
+            "memory cache get-hit, \(callers) caller(s): TieredCache \(formatRate(ours)), dictionary in an actor \(formatRate(peer)) -> \(String(format: "%.2f", ours / peer))x"
+        )
     }
     var start = ContinuousClock.now
     for index in 0..<rounds { await tiered.store(entry, for: keys[index % keys.count], in: .memory) }
@@ -64,7 +66,9 @@ func measureCaches(quick: Bool) async throws {
     start = ContinuousClock.now
     for index in 0..<rounds { await dictionary.set(entry, for: keys[index % keys.count]) }
     let peerSets = rate(rounds, since: start)
-    print("memory cache set:                 TieredCache \(formatRate(ourSets)), dictionary in an actor \(formatRate(peerSets)) -> \(String(format: "%.2f", ourSets / peerSets))x")
+    print(
+        "memory cache set:                 TieredCache \(formatRate(ourSets)), dictionary in an actor \(formatRate(peerSets)) -> \(String(format: "%.2f", ourSets / peerSets))x"
+    )
 
     // Disk: 10 KB entries.
     let root = NSTemporaryDirectory() + "courier-cache-figures-\(getpid())"
@@ -80,7 +84,9 @@ func measureCaches(quick: Bool) async throws {
     start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
         for caller in 0..<8 {
-            group.addTask { for index in stride(from: caller, to: count, by: 8) { _ = try await disk.entry(for: keys[index]) } }
+            group.addTask {
+                for index in stride(from: caller, to: count, by: 8) { _ = try await disk.entry(for: keys[index]) }
+            }
         }
         try await group.waitForAll()
     }
@@ -102,21 +108,29 @@ func measureCaches(quick: Bool) async throws {
     start = ContinuousClock.now
     for index in 0..<count { _ = try Data(contentsOf: URL(fileURLWithPath: "\(foundation)/\(index)")) }
     let foundationReads = rate(count, since: start)
-    print("disk cache write 10 KB:           DiskCache \(formatRate(diskWrites)), POSIX temp+rename \(formatRate(plainWrites)) -> \(String(format: "%.2f", diskWrites / plainWrites))x; Data.write(.atomic) \(formatRate(foundationWrites))")
-    print("disk cache read 10 KB:            DiskCache \(formatRate(diskReads)), POSIX open+read \(formatRate(plainReads)) -> \(String(format: "%.2f", diskReads / plainReads))x; Data(contentsOf:) \(formatRate(foundationReads)); DiskCache with 8 callers \(formatRate(concurrentReads)) -> \(String(format: "%.2f", concurrentReads / plainReads))x")
+    print(
+        "disk cache write 10 KB:           DiskCache \(formatRate(diskWrites)), POSIX temp+rename \(formatRate(plainWrites)) -> \(String(format: "%.2f", diskWrites / plainWrites))x; Data.write(.atomic) \(formatRate(foundationWrites))"
+    )
+    print(
+        "disk cache read 10 KB:            DiskCache \(formatRate(diskReads)), POSIX open+read \(formatRate(plainReads)) -> \(String(format: "%.2f", diskReads / plainReads))x; Data(contentsOf:) \(formatRate(foundationReads)); DiskCache with 8 callers \(formatRate(concurrentReads)) -> \(String(format: "%.2f", concurrentReads / plainReads))x"
+    )
 
     // Opening a large cache: the index comes from directory metadata, no body is read.
     let entries = quick ? 10_000 : 100_000
     let large = try DiskCache(directory: root + "/large", options: .init(sizeLimit: 1 << 34))
-    let small = CachedResponse(status: 200, headerFields: [:], body: Data(count: 100), requestTime: Date(), responseTime: Date())
-    for index in 0..<entries { try await large.store(small, for: CacheKey("GET https://api.example.com/large/\(index)")) }
+    let small = CachedResponse(
+        status: 200, headerFields: [:], body: Data(count: 100), requestTime: Date(), responseTime: Date())
+    for index in 0..<entries {
+        try await large.store(small, for: CacheKey("GET https://api.example.com/large/\(index)"))
+    }
     start = ContinuousClock.now
     let reopened = try DiskCache(directory: root + "/large")
     let indexed = await reopened.count
     let opened = ContinuousClock.now - start
     let firstRead = ContinuousClock.now
     _ = try await reopened.entry(for: CacheKey("GET https://api.example.com/large/7"))
-    print("disk cache open with \(indexed) entries: \(opened) (first read after it: \(ContinuousClock.now - firstRead))")
+    print(
+        "disk cache open with \(indexed) entries: \(opened) (first read after it: \(ContinuousClock.now - firstRead))")
 }
 
 /// Write to a temporary file and rename, with POSIX calls: an atomic write with nothing else.
@@ -140,4 +154,3 @@ func plainRead(_ path: String) -> [UInt8]? {
     let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
     return count == bytes.count ? bytes : nil
 }
-

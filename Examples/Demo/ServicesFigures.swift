@@ -38,9 +38,11 @@ func measureCoordinatorOverhead(loads: Int) async throws {
     start = ContinuousClock.now
     for _ in 0..<loads { _ = try await unshared.load(using: coordinator) }
     let uncoalesced = microseconds(ContinuousClock.now - start, per: loads)
-    print(String(format: "coordinator overhead (%d loads, MockTransport): bare send %.1f µs, load() %.1f µs "
-        + "(+%.1f µs), load() without coalescing %.1f µs (+%.1f µs)",
-        loads, bare, coordinated, coordinated - bare, uncoalesced, uncoalesced - bare))
+    print(
+        String(
+            format: "coordinator overhead (%d loads, MockTransport): bare send %.1f µs, load() %.1f µs "
+                + "(+%.1f µs), load() without coalescing %.1f µs (+%.1f µs)",
+            loads, bare, coordinated, coordinated - bare, uncoalesced, uncoalesced - bare))
     await coordinator.shutdown()
 }
 
@@ -60,8 +62,11 @@ func measureCoalescing(server: TestServer, transport: CurlTransport) async throw
     }
     let thousand = ContinuousClock.now - start
     let transfers = server.snapshot.requestCount - before
-    print(String(format: "coalescing: 1,000 concurrent identical loads -> %d transfer(s), %.1f ms vs %.1f ms for one load (%.2fx)",
-        transfers, microseconds(thousand, per: 1_000) , microseconds(single, per: 1_000),
-        microseconds(thousand, per: 1) / microseconds(single, per: 1)))
+    print(
+        String(
+            format:
+                "coalescing: 1,000 concurrent identical loads -> %d transfer(s), %.1f ms vs %.1f ms for one load (%.2fx)",
+            transfers, microseconds(thousand, per: 1_000), microseconds(single, per: 1_000),
+            microseconds(thousand, per: 1) / microseconds(single, per: 1)))
     await coordinator.shutdown()
 }

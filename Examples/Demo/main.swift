@@ -49,10 +49,16 @@ let transport = CurlTransport()
 let count = quick ? 2_000 : 20_000
 
 if runs("transport") {
-    try await measure("small JSON (identity)", transport: transport, server: server, path: "/json", concurrency: 1, requests: count)
-    try await measure("small JSON (identity)", transport: transport, server: server, path: "/json", concurrency: 64, requests: count)
-    try await measure("100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 1, requests: count / 4)
-    try await measure("100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 64, requests: count / 4)
+    try await measure(
+        "small JSON (identity)", transport: transport, server: server, path: "/json", concurrency: 1, requests: count)
+    try await measure(
+        "small JSON (identity)", transport: transport, server: server, path: "/json", concurrency: 64, requests: count)
+    try await measure(
+        "100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 1,
+        requests: count / 4)
+    try await measure(
+        "100 KB JSON (gzip)", transport: transport, server: server, path: "/gzip?n=100000", concurrency: 64,
+        requests: count / 4)
 }
 if runs("services") {
     try await measureCoordinatorOverhead(loads: quick ? 2_000 : 10_000)
@@ -75,5 +81,7 @@ func measureDownload(server: TestServer, transport: CurlTransport) async throws 
     let response = try await transport.download(download, to: directory + "/50mb.bin", options: options)
     let size = (try FileManager.default.attributesOfItem(atPath: directory + "/50mb.bin")[.size] as? Int) ?? 0
     try? FileManager.default.removeItem(atPath: directory)
-    print("50 MB download: status \(response.head.status.code), \(size) bytes, peak RSS \(before / 1024) MB before, \(peakRSSKilobytes() / 1024) MB after (server included)")
+    print(
+        "50 MB download: status \(response.head.status.code), \(size) bytes, peak RSS \(before / 1024) MB before, \(peakRSSKilobytes() / 1024) MB after (server included)"
+    )
 }

@@ -33,7 +33,9 @@ package struct CacheControl: Sendable, Hashable {
     /// non-negative integer. Values past 2^31 are capped there (section 1.2.2).
     package func seconds(_ name: String) -> DeltaSeconds? {
         guard let entry = directives[name] else { return nil }
-        guard !malformed.contains(name), let text = entry, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .invalid }
+        guard !malformed.contains(name), let text = entry, !text.isEmpty,
+            text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return .invalid }
         return .seconds(Int(text).map { min($0, 2_147_483_648) } ?? 2_147_483_648)
     }
 

@@ -19,13 +19,16 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         prefix = bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool { lhs.prefix == rhs.prefix && lhs.rawValue == rhs.rawValue }
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.prefix == rhs.prefix && lhs.rawValue == rhs.rawValue
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(prefix) }
 
     /// The key of `request`: method, scheme, authority and path (with its query), plus the
     /// digest of the values of `credentialHeaders` when the request carries any of them.
     public init(request: HTTPRequest, credentialHeaders: [HTTPField.Name]) {
-        var text = "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "/")"
+        var text =
+            "\(request.method.rawValue) \(request.scheme ?? "")://\(request.authority ?? "")\(request.path ?? "/")"
         if let credentials = CacheKey.credentialDigest(of: request, names: credentialHeaders) {
             text += " credentials=" + credentials
         }

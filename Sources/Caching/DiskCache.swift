@@ -123,7 +123,9 @@ public actor DiskCache: CacheStore {
         switch readEntry(descriptor, info, key: key) {
         case .hit(let response):
             loadIndexIfNeeded()
-            remember(key.digest, size: Int(info.st_size), lastAccess: Date().timeIntervalSince1970, expiry: response.expiresAt)
+            remember(
+                key.digest, size: Int(info.st_size), lastAccess: Date().timeIntervalSince1970,
+                expiry: response.expiresAt)
             return response
         case .otherKey: return nil
         case .defective:
@@ -159,7 +161,8 @@ public actor DiskCache: CacheStore {
             return .defective
         }
         guard let decoded else { return .otherKey }
-        var times = [Glibc.timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), Self.timeSpec(Date().timeIntervalSince1970)]  // atime: UTIME_OMIT
+        // atime: UTIME_OMIT (leaves it as it is); mtime: now, the entry's last use.
+        var times = [Glibc.timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), Self.timeSpec(Date().timeIntervalSince1970)]
         _ = futimens(descriptor, &times)  // failure only costs LRU precision
         return .hit(decoded)
     }
@@ -174,7 +177,8 @@ public actor DiskCache: CacheStore {
             return
         }
         // Unique across processes and across instances in one process.
-        let temporary = "\(directory)/.tmp-\(key.digest.prefix(16))-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let temporary =
+            "\(directory)/.tmp-\(key.digest.prefix(16))-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw fileError("create", temporary) }
         var ok = Self.writeFully(descriptor, header: header, body: response.body)
@@ -320,7 +324,8 @@ public actor DiskCache: CacheStore {
     private nonisolated func fileError(_ operation: String, _ path: String) -> ServiceError {
         let code = errno
         return ServiceError(
-            .fileAccess, "Disk cache could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)).")
+            .fileAccess,
+            "Disk cache could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)).")
     }
 
     static func isEntryName(_ name: String) -> Bool {

@@ -29,7 +29,9 @@ extension HTTPCacheRules {
 
     /// An absolute URI, an absolute path, a network path or a relative path, resolved against
     /// `base`'s URI (dot segments are not removed); fragments are dropped.
-    static func resolve(_ reference: String, against base: HTTPRequest) -> (scheme: String, authority: String, path: String)? {
+    static func resolve(_ reference: String, against base: HTTPRequest) -> (
+        scheme: String, authority: String, path: String
+    )? {
         var text = Substring(reference.trimmedSpaces)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
         guard !text.isEmpty, let scheme = base.scheme?.lowercased(), let authority = base.authority?.lowercased()

@@ -23,7 +23,8 @@ extension HTTPCacheRules {
         guard text.count > 6, text.prefix(6).lowercased() == "bytes=" else { return nil }
         let spec = text.dropFirst(6)
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
-        let start = spec[..<dash], end = spec[spec.index(after: dash)...]
+        let start = spec[..<dash]
+        let end = spec[spec.index(after: dash)...]
         func number(_ text: Substring) -> Int? {
             guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
             return Int(text)

@@ -13,7 +13,8 @@ package enum HTTPCacheRules {
     package static let heuristicLimit: TimeInterval = 86_400
     /// Fields that describe one connection, never stored (besides those `Connection` names).
     static let hopByHop: [HTTPField.Name] = [
-        .connection, .transferEncoding, .upgrade, .te, HTTPField.Name("Proxy-Connection")!, HTTPField.Name("Keep-Alive")!,
+        .connection, .transferEncoding, .upgrade, .te, HTTPField.Name("Proxy-Connection")!,
+        HTTPField.Name("Keep-Alive")!,
         HTTPField.Name("Trailer")!,
     ]
 

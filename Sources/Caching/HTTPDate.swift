@@ -48,7 +48,8 @@ package enum HTTPDate {
     /// `Sun Nov  6 08:49:37 1994` (C's `asctime`, obsolete).
     private static func asctime(_ b: [UInt8]) -> Date? {
         guard b.count == 24, shortDays.contains(lowered(b[0..<3])), b[3] == space, b[7] == space, b[10] == space,
-            b[19] == space, let month = monthIndex(b[4..<7]), let time = clock(b[11..<19]), let year = digits(b[20..<24])
+            b[19] == space, let month = monthIndex(b[4..<7]), let time = clock(b[11..<19]),
+            let year = digits(b[20..<24])
         else { return nil }
         let day = b[8] == space ? digits(b[9..<10]) : digits(b[8..<10])
         guard let day else { return nil }
@@ -85,7 +86,8 @@ package enum HTTPDate {
     private static func clock(_ b: ArraySlice<UInt8>) -> [Int]? {
         let s = b.startIndex
         guard b.count == 8, b[s + 2] == UInt8(ascii: ":"), b[s + 5] == UInt8(ascii: ":"),
-            let hour = digits(b[s..<s + 2]), let minute = digits(b[s + 3..<s + 5]), let second = digits(b[s + 6..<s + 8]),
+            let hour = digits(b[s..<s + 2]), let minute = digits(b[s + 3..<s + 5]),
+            let second = digits(b[s + 6..<s + 8]),
             hour <= 23, minute <= 59, second <= 60
         else { return nil }
         return [hour, minute, second]

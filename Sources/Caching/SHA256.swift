@@ -36,7 +36,9 @@ package struct SHA256: Sendable {
         let bitLength = length &* 8
         update(CollectionOfOne(0x80))
         while buffer.count != 56 { update(CollectionOfOne(0)) }
-        for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         compress()
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
@@ -75,7 +77,8 @@ package struct SHA256: Sendable {
     private mutating func compress() {
         var w = [UInt32](repeating: 0, count: 64)
         for i in 0..<16 {
-            w[i] = UInt32(buffer[4 * i]) << 24 | UInt32(buffer[4 * i + 1]) << 16
+            w[i] =
+                UInt32(buffer[4 * i]) << 24 | UInt32(buffer[4 * i + 1]) << 16
                 | UInt32(buffer[4 * i + 2]) << 8 | UInt32(buffer[4 * i + 3])
         }
         for i in 16..<64 {

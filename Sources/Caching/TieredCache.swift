@@ -106,6 +106,8 @@ public actor TieredCache {
 
 extension TieredCache: CacheStore {
     public func entry(for key: CacheKey) async throws -> CachedResponse? { await lookup(key)?.response }
-    public func store(_ response: CachedResponse, for key: CacheKey) async throws { await store(response, for: key, in: .all) }
+    public func store(_ response: CachedResponse, for key: CacheKey) async throws {
+        await store(response, for: key, in: .all)
+    }
     public func removeExpired(now: Date) async throws { await removeExpired(now: Optional(now)) }
 }

@@ -63,7 +63,8 @@ package enum PercentEncoding {
 
         /// The ASCII bytes `keeps` accepts (bytes of 128 and above are never in a set).
         init(_ keeps: (UInt8) -> Bool) {
-            var low: UInt64 = 0, high: UInt64 = 0
+            var low: UInt64 = 0
+            var high: UInt64 = 0
             for byte in UInt8(0)..<64 where keeps(byte) { low |= 1 << byte }
             for byte in UInt8(64)..<128 where keeps(byte) { high |= 1 << (byte - 64) }
             (self.low, self.high) = (low, high)

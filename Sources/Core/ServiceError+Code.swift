@@ -69,7 +69,8 @@ extension ServiceError {
             "tooManyRedirects", suggestion: "The server redirects in a loop or too often; check the URL.")
         /// A redirect the policy forbids (to another scheme, or from https to http).
         public static let redirectRefused = Code(
-            "redirectRefused", suggestion: "The server redirected somewhere unsafe; use the final URL directly if trusted.")
+            "redirectRefused",
+            suggestion: "The server redirected somewhere unsafe; use the final URL directly if trusted.")
         /// A local file for an upload or download could not be read or written.
         public static let fileAccess = Code(
             "fileAccess", suggestion: "Check that the file exists and that the process may read or write it.")

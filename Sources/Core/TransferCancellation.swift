@@ -56,7 +56,11 @@ package struct TransferCancellation: Sendable {
         let task = Task { try await operation() }
         register { task.cancel() }
         defer { unregister() }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 }
 

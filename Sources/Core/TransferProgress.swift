@@ -1,4 +1,3 @@
-
 /// Bytes moved so far in each direction.
 public struct TransferProgress: Sendable, Hashable {
     /// Body bytes received so far (on the wire).

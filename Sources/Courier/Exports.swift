@@ -1,5 +1,5 @@
+@_exported public import CourierCaching
+@_exported public import CourierJSON
+@_exported public import CourierServices
 // One import for apps: `import Courier`. Test doubles stay in `CourierTesting`.
 @_exported public import CourierTransport
-@_exported public import CourierCaching
-@_exported public import CourierServices
-@_exported public import CourierJSON

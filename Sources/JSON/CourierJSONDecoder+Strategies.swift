@@ -88,7 +88,9 @@ extension CourierJSONDecoder {
         public static let `throw` = NonConformingFloatDecodingStrategy(mode: .throw)
         /// These three strings are read as +infinity, -infinity and NaN.
         public static func convertFromString(positiveInfinity: String, negativeInfinity: String, nan: String) -> Self {
-            NonConformingFloatDecodingStrategy(mode: .convertFromString(positiveInfinity: positiveInfinity, negativeInfinity: negativeInfinity, nan: nan))
+            NonConformingFloatDecodingStrategy(
+                mode: .convertFromString(
+                    positiveInfinity: positiveInfinity, negativeInfinity: negativeInfinity, nan: nan))
         }
     }
 }

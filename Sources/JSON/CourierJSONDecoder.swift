@@ -48,7 +48,9 @@ public struct CourierJSONDecoder: Sendable {
     }
 
     /// Decodes `type` from UTF-8 bytes.
-    public func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>, atKeyPath keyPath: [String] = []) throws -> T {
+    public func decode<T: Decodable>(
+        _ type: T.Type, from bytes: some Collection<UInt8>, atKeyPath keyPath: [String] = []
+    ) throws -> T {
         let document = try JSONDocument(copying: bytes, keyPath: keyPath, options: self)
         return try document.decode(type, options: self)
     }

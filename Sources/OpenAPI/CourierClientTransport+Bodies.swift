@@ -9,7 +9,8 @@ extension CourierClientTransport {
     /// and query; they are kept byte for byte.
     static func absolute(_ request: HTTPRequest, baseURL: URL) throws(ServiceError) -> HTTPRequest {
         guard let scheme = baseURL.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw ServiceError(.invalidRequest, "The server URL '\(baseURL.absoluteString.prefix(100))' is not http(s).")
+            throw ServiceError(
+                .invalidRequest, "The server URL '\(baseURL.absoluteString.prefix(100))' is not http(s).")
         }
         guard var host = baseURL.host(percentEncoded: true), !host.isEmpty else {
             throw ServiceError(.invalidRequest, "The server URL '\(baseURL.absoluteString.prefix(100))' has no host.")

@@ -1,6 +1,6 @@
 public import CourierServices
-internal import HTTPTypes
 public import Foundation
+internal import HTTPTypes
 
 extension CourierClientTransport {
     /// What a ``CourierClientTransport`` does per operation, keyed by operation ID.
@@ -39,7 +39,7 @@ extension CourierClientTransport {
         package func cachePolicy(for operationID: String) -> CachePolicy {
             cachePolicies[operationID] ?? defaultCachePolicy
         }
-    
+
         /// Whether the response of `request`, sent as `operationID`, streams: only when it is
         /// not cached, and it cannot coalesce (not a `GET` or `HEAD`), accepts a type that is not JSON
         /// or text (a binary download, whose declared errors may still be JSON), or is named in ``streamedOperations``.

@@ -2,6 +2,7 @@ internal import CourierCore
 internal import CourierServices
 internal import Foundation
 internal import OpenAPIRuntime
+
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)

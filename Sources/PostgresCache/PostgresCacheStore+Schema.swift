@@ -51,9 +51,10 @@ extension PostgresCacheStore {
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: logger)
             var found: Int32?
-            let exists = try await connection.query(
-                "SELECT to_regclass('courier_cache_schema') IS NOT NULL", logger: logger
-            ).collect().first?.decode(Bool.self) ?? false
+            let exists =
+                try await connection.query(
+                    "SELECT to_regclass('courier_cache_schema') IS NOT NULL", logger: logger
+                ).collect().first?.decode(Bool.self) ?? false
             if exists {
                 for try await version in try await connection.query(
                     "SELECT version FROM courier_cache_schema", logger: logger

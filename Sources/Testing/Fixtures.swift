@@ -49,7 +49,9 @@ public struct Fixtures: ResourceResponder {
             return try MockResponse(fixture: bytes, source: path).transportResponse
         }
         throw ServiceError(
-            .mockMissing, "No fixture for \(R.self) (\(request.method) \(request.path ?? "/")); looked for \(looked.joined(separator: ", ")).")
+            .mockMissing,
+            "No fixture for \(R.self) (\(request.method) \(request.path ?? "/")); looked for \(looked.joined(separator: ", "))."
+        )
     }
 
     private func location(of name: String) -> String? {

@@ -62,12 +62,16 @@ public final class HARRecorder: HTTPTransport {
         let clock = ContinuousClock.now
         do {
             let response = try await transport.send(request, body: body, options: options)
-            record(request, body: body, started: started, elapsed: ContinuousClock.now - clock, outcome: .success(response))
+            record(
+                request, body: body, started: started, elapsed: ContinuousClock.now - clock, outcome: .success(response)
+            )
             return response
         } catch {
             let failure = ServiceError.wrapping(error)
             if failure.code != .cancelled {
-                record(request, body: body, started: started, elapsed: ContinuousClock.now - clock, outcome: .failure(failure))
+                record(
+                    request, body: body, started: started, elapsed: ContinuousClock.now - clock,
+                    outcome: .failure(failure))
             }
             throw failure
         }
@@ -79,7 +83,9 @@ public final class HARRecorder: HTTPTransport {
     ) {
         let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
         let url = HARURL(request)
-        let query = url.query.map { HAR.NameValue(name: $0.name, value: redactedQueryItems.contains($0.name) ? Self.redacted : $0.value) }
+        let query = url.query.map {
+            HAR.NameValue(name: $0.name, value: redactedQueryItems.contains($0.name) ? Self.redacted : $0.value)
+        }
         var postData: HAR.PostData?
         var requestSize = 0
         if let body {
@@ -113,7 +119,8 @@ public final class HARRecorder: HTTPTransport {
                 content: HAR.Content(size: 0, mimeType: "", text: nil, encoding: nil), bodySize: -1)
         }
         let entry = HAR.Entry(
-            startedDateTime: started.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)),
+            startedDateTime: started.formatted(
+                .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)),
             time: milliseconds, request: harRequest, response: harResponse,
             timings: HAR.Timings(send: 0, wait: milliseconds, receive: 0), _courierError: errorCode)
         entries.withLock { $0.append(entry) }
@@ -121,7 +128,8 @@ public final class HARRecorder: HTTPTransport {
 
     private func redact(_ fields: HTTPFields) -> [HAR.NameValue] {
         fields.map { field in
-            HAR.NameValue(name: field.name.rawName, value: redactedHeaders.contains(field.name) ? Self.redacted : field.value)
+            HAR.NameValue(
+                name: field.name.rawName, value: redactedHeaders.contains(field.name) ? Self.redacted : field.value)
         }
     }
 }
@@ -157,6 +165,9 @@ struct HARURL: Equatable {
     /// The URL with `items` (already redacted), percent-encoded to RFC 3986's unreserved set.
     func redacted(query items: [HAR.NameValue]) -> String {
         guard !items.isEmpty else { return base }
-        return base + "?" + items.map { "\(PercentEncoding.encodeQueryComponent($0.name))=\(PercentEncoding.encodeQueryComponent($0.value))" }.joined(separator: "&")
+        return base + "?"
+            + items.map {
+                "\(PercentEncoding.encodeQueryComponent($0.name))=\(PercentEncoding.encodeQueryComponent($0.value))"
+            }.joined(separator: "&")
     }
 }

@@ -48,7 +48,8 @@ public final class HARReplayTransport: HTTPTransport {
             let body = entry.request.postData.map { HAR.data(text: $0.text, base64: $0._encoding == "base64") }
             let outcome: Result<TransportResponse, ServiceError>
             if let code = entry._courierError {
-                outcome = .failure(ServiceError(ServiceError.Code(recorded: code), "Replayed failure: \(entry.response.statusText)"))
+                outcome = .failure(
+                    ServiceError(ServiceError.Code(recorded: code), "Replayed failure: \(entry.response.statusText)"))
             } else if !(0...999).contains(entry.response.status) {
                 // HTTPTypes traps on such a status; the recording is what is broken.
                 let request = "\(entry.request.method) \(entry.request.url)"
@@ -60,20 +61,25 @@ public final class HARReplayTransport: HTTPTransport {
                 outcome = .failure(
                     ServiceError(
                         .malformedResponse,
-                        "A HAR entry has \(entry.response.headers.count) response headers; at most \(FieldLimits.maximumCount) are read."))
+                        "A HAR entry has \(entry.response.headers.count) response headers; at most \(FieldLimits.maximumCount) are read."
+                    ))
             } else {
                 var fields = HTTPFields()
                 for header in entry.response.headers {
-                    if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+                    if let name = HTTPField.Name(header.name) {
+                        fields.append(HTTPField(name: name, value: header.value))
+                    }
                 }
                 let content = entry.response.content
                 let head = HTTPResponse(
                     status: HTTPResponse.Status(code: entry.response.status, reasonPhrase: entry.response.statusText),
                     headerFields: fields)
                 outcome = .success(
-                    TransportResponse(head: head, body: HAR.data(text: content.text, base64: content.encoding == "base64")))
+                    TransportResponse(
+                        head: head, body: HAR.data(text: content.text, base64: content.encoding == "base64")))
             }
-            return Recording(method: entry.request.method, url: HARURL(string: entry.request.url), body: body, outcome: outcome)
+            return Recording(
+                method: entry.request.method, url: HARURL(string: entry.request.url), body: body, outcome: outcome)
         }
     }
 

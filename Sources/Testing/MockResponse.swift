@@ -49,7 +49,8 @@ public struct MockResponse: Sendable, Equatable {
         } catch {
             throw ServiceError(
                 .decodingFailed,
-                "Fixture \(source) is not valid JSON (\(error)); a fixture that is not JSON must start with a status line such as HTTP/1.1 200 OK.")
+                "Fixture \(source) is not valid JSON (\(error)); a fixture that is not JSON must start with a status line such as HTTP/1.1 200 OK."
+            )
         }
         self = MockResponse(status: 200, headerFields: [.contentType: "application/json"], body: bytes)
     }
@@ -98,7 +99,9 @@ public struct MockResponse: Sendable, Equatable {
             }
             fields.append(HTTPField(name: name, value: String(line[line.index(after: colon)...]).trimmingSpaces))
         }
-        return MockResponse(status: HTTPResponse.Status(code: status), headerFields: fields, body: Data(bytes[min(bodyStart, bytes.count)...]))
+        return MockResponse(
+            status: HTTPResponse.Status(code: status), headerFields: fields,
+            body: Data(bytes[min(bodyStart, bytes.count)...]))
     }
 }
 

@@ -26,8 +26,12 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         let outcome: Outcome
 
         /// A response with `status`, header fields and body.
-        public static func status(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data()) -> Reply {
-            Reply(outcome: .response(TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: body)))
+        public static func status(_ status: HTTPResponse.Status, headers: HTTPFields = [:], body: Data = Data())
+            -> Reply
+        {
+            Reply(
+                outcome: .response(
+                    TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: body)))
         }
 
         /// A response with the status code `status`.
@@ -62,7 +66,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         /// The contents of the file at `path`, read when the request arrives (a missing file is
         /// a `fileAccess` failure naming it).
         public static func file(
-            atPath path: String, status: HTTPResponse.Status = .ok, contentType: String = "application/json", headers: HTTPFields = [:]
+            atPath path: String, status: HTTPResponse.Status = .ok, contentType: String = "application/json",
+            headers: HTTPFields = [:]
         ) -> Reply {
             var fields = headers
             fields[.contentType] = contentType
@@ -137,7 +142,9 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
 
         var label: String {
             var text = "\(method?.rawValue ?? "*") \(path ?? "*")"
-            if !query.isEmpty { text += "?" + query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&") }
+            if !query.isEmpty {
+                text += "?" + query.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+            }
             if !headers.isEmpty { text += " [" + headers.map { $0.name.rawName }.joined(separator: ", ") + "]" }
             if predicate != nil { text += " (predicate)" }
             return text
@@ -179,12 +186,14 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
     ) {
         precondition(!replies.isEmpty, "MockTransport.respond(with:) needs at least one reply")
         let next = LockedValue(0)
-        add(Route(method: method, path: path, query: query, headers: headers, latency: latency) { _, _ in
-            replies[next.withLock { index in
-                defer { index += 1 }
-                return min(index, replies.count - 1)
-            }]
-        })
+        add(
+            Route(method: method, path: path, query: query, headers: headers, latency: latency) { _, _ in
+                replies[
+                    next.withLock { index in
+                        defer { index += 1 }
+                        return min(index, replies.count - 1)
+                    }]
+            })
     }
 
     /// Answers matching requests with `handler`.
@@ -272,7 +281,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         guard let route else {
             let known = labels.isEmpty ? "none" : labels.joined(separator: "; ")
             throw ServiceError(
-                .mockMissing, "MockTransport has no route for \(request.method) \(request.path ?? "/") (routes: \(known)).")
+                .mockMissing,
+                "MockTransport has no route for \(request.method) \(request.path ?? "/") (routes: \(known)).")
         }
         let reply: Reply
         do {
@@ -286,7 +296,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
             return response
         case .file(let filePath, let status, let headers):
             guard let data = FileManager.default.contents(atPath: filePath) else {
-                throw ServiceError(.fileAccess, "MockTransport could not read \(filePath) for \(request.method) \(path).")
+                throw ServiceError(
+                    .fileAccess, "MockTransport could not read \(filePath) for \(request.method) \(path).")
             }
             return TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: data)
         case .failure(let error):
@@ -334,7 +345,11 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
                         return false
                     }
                     if resumeNow {
-                        if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                        if Task.isCancelled {
+                            continuation.resume(throwing: CancellationError())
+                        } else {
+                            continuation.resume()
+                        }
                         return
                     }
                     cancellation?.register { [state] in

@@ -1,5 +1,6 @@
-public import HTTPTypes
 internal import FoundationEssentials
+public import HTTPTypes
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

@@ -106,7 +106,8 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     /// Stops accepting requests, then waits for those in flight to finish (or cancels them
     /// with `shutDown` when `cancellingInFlight` is `true`) and releases curl's resources.
     public func shutdown(cancellingInFlight: Bool = false) async {
-        backgroundLogger?.debug("courier transport shutting down", metadata: ["courier.cancel": "\(cancellingInFlight)"])
+        backgroundLogger?.debug(
+            "courier transport shutting down", metadata: ["courier.cancel": "\(cancellingInFlight)"])
         await group.shutdown(cancelInFlight: cancellingInFlight)
         bodyBuffers.drain()
     }
@@ -130,7 +131,9 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     /// as an `AsyncSequence` of chunks, inflated as they arrive. The transfer pauses while
     /// the consumer lags (``Configuration/streamBufferSize``) and stops when the consumer
     /// stops iterating, drops the body, calls `cancel()` on it, or its task is cancelled.
-    @concurrent public func stream(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
+    @concurrent public func stream(
+        _ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions()
+    )
         async throws -> StreamingTransportResponse
     {
         let streamed = try await streamResponse(request, body: body, options: options)
@@ -143,7 +146,8 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
 
     /// ``stream(_:body:options:)``'s work, returning the transport's own body stream (whose
     /// buffer high-water mark the tests read).
-    func streamResponse(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions()) async throws
+    func streamResponse(_ request: HTTPRequest, body: RequestBody? = nil, options: TransferOptions = TransferOptions())
+        async throws
         -> StreamedResponse
     {
         let (hop, redirects) = try await followRedirects(request, body: body, options: options, streamed: true)
@@ -240,7 +244,9 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
 
     /// Runs one hop on a loop and waits for it (for its head, when streamed). The prepared
     /// request goes straight into the transfer, never into an async frame held for the hop.
-    private nonisolated(nonsending) func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool) async throws -> HopResult {
+    private nonisolated(nonsending) func perform(_ hop: RedirectHop, options: TransferOptions, streamed: Bool)
+        async throws -> HopResult
+    {
         let transfer = makeTransfer(hop, options: options)
         let loop = group.loopForTransfer()
         defer { options.cancellation?.unregister() }

@@ -1,2 +1,2 @@
-@_exported public import HTTPTypes
 @_exported public import CourierCore
+@_exported public import HTTPTypes

@@ -46,7 +46,8 @@ extension HTTPRequest {
             throw ServiceError(.invalidRequest, "The URL '\(shown)' is not http or https (its scheme is '\(scheme)').")
         }
         let rest = bytes[separator.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        let authorityEnd =
+            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? rest.endIndex
         let authority = String(decoding: rest[..<authorityEnd], as: UTF8.self)
         try checkAuthority(authority, shown: shown)
@@ -96,7 +97,8 @@ extension HTTPRequest {
     /// Letters, digits, `+`, `-` and `.` (RFC 3986, section 3.1).
     private static func isSchemeByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
             true
         default: false

@@ -21,7 +21,8 @@ let arguments = CommandLine.arguments
 guard arguments.count == 4 || arguments.count == 5, let keys = Int(arguments[2]), let size = Int(arguments[3]),
     let parent = arguments.count == 5 ? Int32(arguments[4]) : getppid()
 else {
-    FileHandle.standardError.write(Data("usage: courier-cache-writer <directory> <keys> <body bytes> [<parent pid>]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: courier-cache-writer <directory> <keys> <body bytes> [<parent pid>]\n".utf8))
     exit(2)
 }
 let cache = try DiskCache(directory: arguments[1], options: .init(sizeLimit: 1 << 30))

@@ -9,7 +9,8 @@ struct CacheFieldRulesTests {
     func entry(_ fields: [(String, String)], body: String = "0123456789") -> CachedResponse {
         var headers = HTTPFields()
         for (name, value) in fields { headers.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
-        return CachedResponse(status: 200, headerFields: headers, body: Data(body.utf8), requestTime: sent, responseTime: sent)
+        return CachedResponse(
+            status: 200, headerFields: headers, body: Data(body.utf8), requestTime: sent, responseTime: sent)
     }
 
     @Test("Age: the first member of a list or of several lines; an invalid first member is ignored")
@@ -32,10 +33,13 @@ struct CacheFieldRulesTests {
         #expect(CacheControl("max-age=60, max-age=10").hasConflictingValues("max-age"))
         #expect(!CacheControl("max-age=60, max-age=60").hasConflictingValues("max-age"))
         #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Cache-Control", "max-age=60, max-age=10")])) == 0)
-        #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=60")])) == 60)
+        #expect(
+            HTTPCacheRules.freshnessLifetime(
+                of: entry([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=60")])) == 60)
         let date = HTTPDate.format(sent)
         let later = HTTPDate.format(sent + 60)
-        #expect(HTTPCacheRules.freshnessLifetime(of: entry([("Date", date), ("Expires", later), ("Expires", date)])) == 0)
+        #expect(
+            HTTPCacheRules.freshnessLifetime(of: entry([("Date", date), ("Expires", later), ("Expires", date)])) == 0)
     }
 
     @Test("fields named in Connection and hop-by-hop fields are not stored, nor merged from a 304")
@@ -56,7 +60,9 @@ struct CacheFieldRulesTests {
         #expect(HTTPCacheRules.byteRange("Bytes=7-", length: 10) == .init(first: 7, last: 9))
         #expect(HTTPCacheRules.byteRange("bytes=-3", length: 10) == .init(first: 7, last: 9))
         #expect(HTTPCacheRules.byteRange("bytes=-30", length: 10) == .init(first: 0, last: 9))
-        for refused in ["bytes=10-", "bytes=5-2", "bytes=-0", "bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes=", "0-1"] {
+        for refused in [
+            "bytes=10-", "bytes=5-2", "bytes=-0", "bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes=", "0-1",
+        ] {
             #expect(HTTPCacheRules.byteRange(refused, length: 10) == nil)
         }
         let part = HTTPCacheRules.partial(entry([]), range: "bytes=2-4")
@@ -73,13 +79,20 @@ struct CacheFieldRulesTests {
             return response
         }
         let updated = HTTPCacheRules.freshened(
-            stored, withHead: head([.eTag: "\"a\"", .contentLength: "10", .cacheControl: "max-age=9"]), requestTime: sent,
+            stored, withHead: head([.eTag: "\"a\"", .contentLength: "10", .cacheControl: "max-age=9"]),
+            requestTime: sent,
             responseTime: sent + 5)
         #expect(updated?.headerFields[.cacheControl] == "max-age=9" && updated?.body == stored.body)
         #expect(updated?.responseTime == sent + 5)
-        #expect(HTTPCacheRules.freshened(stored, withHead: head([.eTag: "\"b\""]), requestTime: sent, responseTime: sent) == nil)
-        #expect(HTTPCacheRules.freshened(stored, withHead: head([.contentLength: "11"]), requestTime: sent, responseTime: sent) == nil)
-        #expect(HTTPCacheRules.freshened(stored, withHead: head([.lastModified: "x"]), requestTime: sent, responseTime: sent) == nil)
+        #expect(
+            HTTPCacheRules.freshened(stored, withHead: head([.eTag: "\"b\""]), requestTime: sent, responseTime: sent)
+                == nil)
+        #expect(
+            HTTPCacheRules.freshened(
+                stored, withHead: head([.contentLength: "11"]), requestTime: sent, responseTime: sent) == nil)
+        #expect(
+            HTTPCacheRules.freshened(
+                stored, withHead: head([.lastModified: "x"]), requestTime: sent, responseTime: sent) == nil)
     }
 
     @Test("Location and Content-Location: same-origin absolute, network-path, absolute-path and relative references")
@@ -97,6 +110,9 @@ struct CacheFieldRulesTests {
         #expect(targets("?page=2") == ["/v1/items?x=1", "/v1/items?page=2"])
         #expect(targets("http://api.example.com/v1/items/7") == ["/v1/items?x=1"])
         #expect(targets("https://other.example.com/v1/items/7") == ["/v1/items?x=1"])
-        #expect(HTTPCacheRules.invalidatedRequests(after: request, response: HTTPResponse(status: .ok)).map(\.method) == [.get])
+        #expect(
+            HTTPCacheRules.invalidatedRequests(after: request, response: HTTPResponse(status: .ok)).map(\.method) == [
+                .get
+            ])
     }
 }

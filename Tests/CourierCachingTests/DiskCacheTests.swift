@@ -1,5 +1,5 @@
-import CourierCore
 import CourierCaching
+import CourierCore
 import CourierTestServer
 import Foundation
 import Testing
@@ -111,7 +111,8 @@ struct DiskCacheTests {
             #expect(try await cache.entry(for: CacheKey("k0")) != nil)
             try await cache.store(sampleResponse("entry 11", bytes: 10_000), for: CacheKey("k11"))
             let onDisk = entryFiles(directory).reduce(0) { total, name in
-                total + ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0)
+                total
+                    + ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0)
             }
             #expect(onDisk <= 120_000)
             #expect(await cache.totalSize == onDisk)
@@ -177,7 +178,8 @@ struct DiskCacheTests {
                     group.addTask {
                         for round in 0..<200 {
                             let key = CacheKey("k\(round % 10)")
-                            try await cache.store(sampleResponse("writer \(writer) round \(round)", bytes: 20_000), for: key)
+                            try await cache.store(
+                                sampleResponse("writer \(writer) round \(round)", bytes: 20_000), for: key)
                             if let read = try await cache.entry(for: key) {
                                 #expect(String(decoding: read.body.prefix(6), as: UTF8.self) == "writer")
                                 #expect(read.body.count == 20_000)
@@ -193,7 +195,9 @@ struct DiskCacheTests {
                 #expect(entry?.body.count == 20_000)
             }
             #expect(entryFiles(directory).count == 10)
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".tmp-") }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+                $0.hasPrefix(".tmp-")
+            }
             #expect(leftovers.isEmpty)
         }
     }
@@ -201,7 +205,8 @@ struct DiskCacheTests {
     @Test("a writer process killed mid-write leaves a valid cache")
     func killedWriter() async throws {
         try await withTemporaryDirectory { directory in
-            let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent("courier-cache-writer")
+            let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent(
+                "courier-cache-writer")
             for round in 0..<3 {
                 let output = OutputPipe()
                 let writer = try ChildProcess.spawn(
@@ -230,7 +235,8 @@ struct DiskCacheTests {
     @Test("a writer whose parent died stops writing (a crashed test run leaves no writer behind)")
     func orphanedWriterExits() async throws {
         try await withTemporaryDirectory { directory in
-            let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent("courier-cache-writer")
+            let executable = URL(fileURLWithPath: CommandLine.testProductsDirectory).appendingPathComponent(
+                "courier-cache-writer")
             // A shell starts the writer (naming itself as the parent to watch), prints the writer's
             // pid and exits at once: the writer's parent is gone, during its start-up or after.
             let output = OutputPipe()
@@ -239,7 +245,8 @@ struct DiskCacheTests {
                 standardOutput: output.writeEnd)
             output.closeWriteEnd()
             let line = await output.line()
-            let pid = try #require(Int32(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try #require(
+                Int32(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(await shell.exit() == 0)
             // It ran: its first entry is written whatever happened to its parent.
             #expect(await output.line() == Array("ready\n".utf8))
@@ -266,4 +273,3 @@ final class EventLog: Sendable {
     func append(_ event: CacheEvent) { storage.withLock { $0.append(event) } }
     var events: [CacheEvent] { storage.withLock { $0 } }
 }
-

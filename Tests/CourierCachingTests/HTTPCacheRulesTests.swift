@@ -6,7 +6,8 @@ import Testing
 struct HTTPCacheRulesTests {
     let sent = Date(timeIntervalSince1970: 1_700_000_000)
 
-    func entry(_ fields: [String: String], status: HTTPResponse.Status = .ok, delay: TimeInterval = 0) -> CachedResponse {
+    func entry(_ fields: [String: String], status: HTTPResponse.Status = .ok, delay: TimeInterval = 0) -> CachedResponse
+    {
         var headers = HTTPFields()
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) { headers[HTTPField.Name(name)!] = value }
         return CachedResponse(
@@ -66,27 +67,34 @@ struct HTTPCacheRulesTests {
         let now = sent + 70
         #expect(HTTPCacheRules.decide(entry(["Cache-Control": "max-age=100"]), for: request(), now: now) == .fresh)
         #expect(
-            HTTPCacheRules.decide(entry(["Cache-Control": "max-age=100, no-cache", "ETag": "\"v\""]), for: request(), now: now)
+            HTTPCacheRules.decide(
+                entry(["Cache-Control": "max-age=100, no-cache", "ETag": "\"v\""]), for: request(), now: now)
                 == .revalidate)
         #expect(
-            HTTPCacheRules.decide(entry(["Cache-Control": "max-age=100"]), for: request(["Cache-Control": "no-cache"]), now: now)
+            HTTPCacheRules.decide(
+                entry(["Cache-Control": "max-age=100"]), for: request(["Cache-Control": "no-cache"]), now: now)
                 == .unusable)
         #expect(
-            HTTPCacheRules.decide(entry(["Cache-Control": "max-age=60, stale-while-revalidate=30"]), for: request(), now: now)
+            HTTPCacheRules.decide(
+                entry(["Cache-Control": "max-age=60, stale-while-revalidate=30"]), for: request(), now: now)
                 == .staleWhileRevalidate)
         #expect(
             HTTPCacheRules.decide(
-                entry(["Cache-Control": "max-age=60, stale-while-revalidate=30, must-revalidate"]), for: request(), now: now)
+                entry(["Cache-Control": "max-age=60, stale-while-revalidate=30, must-revalidate"]), for: request(),
+                now: now)
                 == .unusable)
         #expect(
-            HTTPCacheRules.decide(entry(["Cache-Control": "max-age=60", "Last-Modified": "x"]), for: request(), now: now)
+            HTTPCacheRules.decide(
+                entry(["Cache-Control": "max-age=60", "Last-Modified": "x"]), for: request(), now: now)
                 == .revalidate)
     }
 
     @Test("stale-if-error: within the window, never with must-revalidate")
     func staleIfError() {
-        #expect(HTTPCacheRules.mayServeOnError(entry(["Cache-Control": "max-age=10, stale-if-error=60"]), now: sent + 69))
-        #expect(!HTTPCacheRules.mayServeOnError(entry(["Cache-Control": "max-age=10, stale-if-error=60"]), now: sent + 71))
+        #expect(
+            HTTPCacheRules.mayServeOnError(entry(["Cache-Control": "max-age=10, stale-if-error=60"]), now: sent + 69))
+        #expect(
+            !HTTPCacheRules.mayServeOnError(entry(["Cache-Control": "max-age=10, stale-if-error=60"]), now: sent + 71))
         #expect(
             !HTTPCacheRules.mayServeOnError(
                 entry(["Cache-Control": "max-age=10, stale-if-error=60, must-revalidate"]), now: sent + 20))
@@ -122,7 +130,8 @@ struct HTTPCacheRulesTests {
         var notModified = HTTPResponse(status: .notModified)
         notModified.headerFields[.cacheControl] = "max-age=99"
         notModified.headerFields[.contentLength] = "0"
-        let updated = HTTPCacheRules.freshened(stored, with: notModified, requestTime: sent + 50, responseTime: sent + 51)
+        let updated = HTTPCacheRules.freshened(
+            stored, with: notModified, requestTime: sent + 50, responseTime: sent + 51)
         #expect(updated.body == stored.body)
         #expect(updated.headerFields[.cacheControl] == "max-age=99")
         #expect(updated.headerFields[HTTPField.Name("X-Kept")!] == "yes")
@@ -139,7 +148,9 @@ struct HTTPCacheRulesTests {
         stored.variant = HTTPCacheRules.variant(of: english, responseFields: fields)
         #expect(stored.variant?.contains("secret") == false)
         #expect(HTTPCacheRules.matchesVariant(stored, request: english))
-        #expect(!HTTPCacheRules.matchesVariant(stored, request: request(["Accept-Language": "fr", "Authorization": "Bearer secret"])))
+        #expect(
+            !HTTPCacheRules.matchesVariant(
+                stored, request: request(["Accept-Language": "fr", "Authorization": "Bearer secret"])))
         #expect(!HTTPCacheRules.matchesVariant(stored, request: request(["Accept-Language": "en"])))
         #expect(HTTPCacheRules.matchesVariant(entry([:]), request: english))
         #expect(!HTTPCacheRules.matchesVariant(entry(["Vary": "*"]), request: english))

@@ -6,28 +6,32 @@ import Testing
 struct HTTPDateTests {
     let expected = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
 
-    @Test("IMF-fixdate, RFC 850 and asctime; names in any letter case", arguments: [
-        "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
-        "Sun, 06 Nov 1994 08:49:37 gmt", "SUN, 06 NOV 1994 08:49:37 Gmt", "sunday, 06-nov-94 08:49:37 GMT",
-    ])
+    @Test(
+        "IMF-fixdate, RFC 850 and asctime; names in any letter case",
+        arguments: [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+            "Sun, 06 Nov 1994 08:49:37 gmt", "SUN, 06 NOV 1994 08:49:37 Gmt", "sunday, 06-nov-94 08:49:37 GMT",
+        ])
     func accepted(text: String) {
         #expect(HTTPDate.parse(text) == expected)
     }
 
-    @Test("anything else is nil", arguments: [
-        "Sun 06 Nov 1994 08:49:37 GMT",  // no comma
-        "Sun,  06 Nov 1994 08:49:37 GMT",  // doubled space
-        "Sun, 06 Nov 1994  08:49:37 GMT",
-        "Sun, 06-Nov-1994 08:49:37 GMT",  // RFC 850 dashes in an IMF-fixdate
-        "Sunday, 06 Nov 1994 08:49:37 GMT",  // long day name, IMF layout
-        "Sun, 06-Nov-94 08:49:37 GMT",  // short day name, RFC 850 layout
-        "Sun, 06 Nov 1994 8:49:37 GMT",  // one-digit hour
-        "Sun, 6 Nov 1994 08:49:37 GMT",  // one-digit day
-        "Sun, 06 Nov 94 08:49:37 GMT",  // two-digit year
-        "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 24:00:00 GMT",
-        "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
-        "Xyz, 06 Nov 1994 08:49:37 GMT", " Sun, 06 Nov 1994 08:49:37 GMT", "0", "", "Sun, ",
-    ])
+    @Test(
+        "anything else is nil",
+        arguments: [
+            "Sun 06 Nov 1994 08:49:37 GMT",  // no comma
+            "Sun,  06 Nov 1994 08:49:37 GMT",  // doubled space
+            "Sun, 06 Nov 1994  08:49:37 GMT",
+            "Sun, 06-Nov-1994 08:49:37 GMT",  // RFC 850 dashes in an IMF-fixdate
+            "Sunday, 06 Nov 1994 08:49:37 GMT",  // long day name, IMF layout
+            "Sun, 06-Nov-94 08:49:37 GMT",  // short day name, RFC 850 layout
+            "Sun, 06 Nov 1994 8:49:37 GMT",  // one-digit hour
+            "Sun, 6 Nov 1994 08:49:37 GMT",  // one-digit day
+            "Sun, 06 Nov 94 08:49:37 GMT",  // two-digit year
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
+            "Xyz, 06 Nov 1994 08:49:37 GMT", " Sun, 06 Nov 1994 08:49:37 GMT", "0", "", "Sun, ",
+        ])
     func rejected(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
@@ -36,7 +40,9 @@ struct HTTPDateTests {
     func roundTrip() {
         for seconds in stride(from: -86_400 * 365.0, through: 4_000_000_000, by: 7_777_777) {
             let date = Date(timeIntervalSince1970: seconds.rounded(.down))
-            if date >= Date(timeIntervalSince1970: -2_208_988_800) { #expect(HTTPDate.parse(HTTPDate.format(date)) == date) }
+            if date >= Date(timeIntervalSince1970: -2_208_988_800) {
+                #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+            }
         }
     }
 

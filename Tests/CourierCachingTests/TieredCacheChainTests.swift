@@ -14,7 +14,9 @@ actor DictionaryStore: CacheStore {
     func entry(for key: CacheKey) async throws -> CachedResponse? { entries[key] }
     func store(_ response: CachedResponse, for key: CacheKey) async throws { entries[key] = response }
     func removeEntry(for key: CacheKey) async throws { entries[key] = nil }
-    func removeExpired(now: Date) async throws { entries = entries.filter { $0.value.expiresAt.map { $0 > now } ?? true } }
+    func removeExpired(now: Date) async throws {
+        entries = entries.filter { $0.value.expiresAt.map { $0 > now } ?? true }
+    }
     func removeAll() async throws { entries = [:] }
 }
 
@@ -32,7 +34,8 @@ struct TieredCacheChainTests {
             #expect(try await disk.entry(for: everywhere) != nil)
             #expect(await shared.has(everywhere))
             let skipsDisk = CacheKey("GET https://example.com/skip")
-            #expect(await first.store(sampleResponse("s"), for: skipsDisk, in: [.memory, .shared]) == [.memory, .shared])
+            #expect(
+                await first.store(sampleResponse("s"), for: skipsDisk, in: [.memory, .shared]) == [.memory, .shared])
             #expect(try await disk.entry(for: skipsDisk) == nil)
 
             // Another process: its memory and disk are cold, the shared tier is not.

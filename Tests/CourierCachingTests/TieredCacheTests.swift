@@ -1,5 +1,5 @@
-import CourierCore
 import CourierCaching
+import CourierCore
 import Foundation
 import Testing
 
@@ -47,7 +47,8 @@ struct TieredCacheTests {
     @Test("memory evictions and store failures are reported; a failing store is a miss")
     func events() async throws {
         let log = EventLog()
-        let cache = TieredCache(memory: .init(totalCost: 2_000, count: 2, largestEntryFraction: 1), store: FailingStore())
+        let cache = TieredCache(
+            memory: .init(totalCost: 2_000, count: 2, largestEntryFraction: 1), store: FailingStore())
         cache.observers.add { log.append($0) }
         for index in 0..<3 { await cache.store(sampleResponse("\(index)"), for: CacheKey("k\(index)"), in: .memory) }
         #expect(log.events.contains(.evicted(.memory, count: 1, bytes: sampleResponse("0").cost)))

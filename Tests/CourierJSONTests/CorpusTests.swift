@@ -6,8 +6,16 @@ import Testing
 @Suite("Corpus: real-world-shaped documents")
 struct CorpusTests {
     struct Repository: Codable, Equatable {
-        struct Owner: Codable, Equatable { var login: String; var id: Int; var avatarUrl: URL; var siteAdmin: Bool }
-        struct License: Codable, Equatable { var key: String; var spdxId: String? }
+        struct Owner: Codable, Equatable {
+            var login: String
+            var id: Int
+            var avatarUrl: URL
+            var siteAdmin: Bool
+        }
+        struct License: Codable, Equatable {
+            var key: String
+            var spdxId: String?
+        }
         var id: Int
         var nodeId: String
         var fullName: String
@@ -59,7 +67,10 @@ struct CorpusTests {
 
     struct FeatureCollection: Codable, Equatable {
         struct Feature: Codable, Equatable {
-            struct Geometry: Codable, Equatable { var type: String; var coordinates: [Double] }
+            struct Geometry: Codable, Equatable {
+                var type: String
+                var coordinates: [Double]
+            }
             var type: String
             var geometry: Geometry
             var properties: [String: String?]
@@ -89,7 +100,10 @@ struct CorpusTests {
     }
 
     enum Status: String, Codable, Equatable { case active, suspended }
-    enum Level: Int, Codable, Equatable { case low = 1, high = 3 }
+    enum Level: Int, Codable, Equatable {
+        case low = 1
+        case high = 3
+    }
 
     struct Drawing: Codable, Equatable {
         var shapes: [Shape]
@@ -114,14 +128,20 @@ struct CorpusTests {
              "link":"https://example.com/a?b=c","payload":"AQID","tiny":-128,"big":18446744073709551615,"ratio":0.1}
             """#
         DecoderPair().expectSame(Drawing.self, json)
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #""status":"active""#, with: #""status":"gone""#))
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #"{"empty":{}}"#, with: #"{"empty":{},"circle":{"radius":1}}"#))
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #""counts":{"1":10,"2":20}"#, with: #""counts":{"x":10}"#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #""status":"active""#, with: #""status":"gone""#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #"{"empty":{}}"#, with: #"{"empty":{},"circle":{"radius":1}}"#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #""counts":{"1":10,"2":20}"#, with: #""counts":{"x":10}"#))
         DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: "\"tiny\":-128", with: "\"tiny\":-129"))
         DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: "\"ratio\":0.1", with: "\"ratio\":1e39"))
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #""payload":"AQID""#, with: #""payload":"@@""#))
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #""link":"https://example.com/a?b=c""#, with: #""link":"""#))
-        DecoderPair().expectSame(Drawing.self, json.replacingOccurrences(of: #""price":12345678901234567890.25"#, with: #""price":"12""#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #""payload":"AQID""#, with: #""payload":"@@""#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #""link":"https://example.com/a?b=c""#, with: #""link":"""#))
+        DecoderPair().expectSame(
+            Drawing.self, json.replacingOccurrences(of: #""price":12345678901234567890.25"#, with: #""price":"12""#))
     }
 
     class Animal: Codable, Equatable {
@@ -172,7 +192,10 @@ struct CorpusTests {
             var list = try container.nestedUnkeyedContainer(forKey: .list)
             var values: [Int] = []
             while !list.isAtEnd {
-                if try list.decodeNil() { values.append(-1); continue }
+                if try list.decodeNil() {
+                    values.append(-1)
+                    continue
+                }
                 if var inner = try? list.nestedUnkeyedContainer() {
                     while !inner.isAtEnd { values.append(try inner.decode(Int.self) * 100) }
                     continue
@@ -181,7 +204,10 @@ struct CorpusTests {
             }
             nested = values
             let object = try container.nestedContainer(keyedBy: Inner.self, forKey: .obj)
-            pairs = [try object.decode(String.self, forKey: .x), String(try object.decodeIfPresent(Int.self, forKey: .y) ?? 0)]
+            pairs = [
+                try object.decode(String.self, forKey: .x),
+                String(try object.decodeIfPresent(Int.self, forKey: .y) ?? 0),
+            ]
             context = (decoder.userInfo[CodingUserInfoKey(rawValue: "context")!] as? String) ?? "none"
         }
     }
@@ -196,6 +222,8 @@ struct CorpusTests {
         pair.expectSame(Manual.self, #"{"a":1,"b":null,"list":[],"obj":[]}"#)
     }
 
+    // Key names the key strategies must convert as Foundation does, odd ones included.
+    // swift-format-ignore: AlwaysUseLowerCamelCase, IdentifiersMustBeASCII
     struct Keys: Codable, Equatable {
         var userID: Int
         var urlString: String
@@ -208,12 +236,20 @@ struct CorpusTests {
     @Test("snake_case corner cases: acronyms, digits, leading and trailing underscores, non-ASCII")
     func snakeCaseCorners() {
         let pair = DecoderPair(snakeCase: true)
-        pair.expectSame(Keys.self, #"{"user_i_d":1,"url_string":"u","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#)
-        pair.expectSame(Keys.self, #"{"user_id":1,"URL_STRING":"u","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#)
-        pair.expectSame(Keys.self, #"{"userID":1,"url__string":"u","sha_256_hash":"h","__private":2,"trailing__":3,"caf\u00e9":4}"#)
+        pair.expectSame(
+            Keys.self, #"{"user_i_d":1,"url_string":"u","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#)
+        pair.expectSame(
+            Keys.self, #"{"user_id":1,"URL_STRING":"u","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#)
+        pair.expectSame(
+            Keys.self, #"{"userID":1,"url__string":"u","sha_256_hash":"h","__private":2,"trailing__":3,"caf\u00e9":4}"#)
         pair.expectSame([String: Int].self, #"{"snake_key":1,"camelKey":2}"#)
         // Two keys that convert alike: the first wins.
-        pair.expectSame(Keys.self, #"{"user_i_d":1,"userID":9,"url_string":"u","urlString":"v","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#)
-        DecoderPair().expectSame(Keys.self, #"{"userID":1,"userID":2,"urlString":"u","sha256Hash":"h","_private":2,"trailing_":3,"cafe\u0301":4}"#)
+        pair.expectSame(
+            Keys.self,
+            #"{"user_i_d":1,"userID":9,"url_string":"u","urlString":"v","sha256_hash":"h","_private":2,"trailing_":3,"café":4}"#
+        )
+        DecoderPair().expectSame(
+            Keys.self,
+            #"{"userID":1,"userID":2,"urlString":"u","sha256Hash":"h","_private":2,"trailing_":3,"cafe\u0301":4}"#)
     }
 }

@@ -43,11 +43,14 @@ struct DecoderPair {
         return pair
     }
 
-    func outcomes<T: Decodable & Equatable>(_ type: T.Type, _ json: String) -> (ours: Outcome<T>, foundation: Outcome<T>) {
+    func outcomes<T: Decodable & Equatable>(_ type: T.Type, _ json: String) -> (
+        ours: Outcome<T>, foundation: Outcome<T>
+    ) {
         outcomes(type, Data(json.utf8))
     }
 
-    func outcomes<T: Decodable & Equatable>(_ type: T.Type, _ data: Data) -> (ours: Outcome<T>, foundation: Outcome<T>) {
+    func outcomes<T: Decodable & Equatable>(_ type: T.Type, _ data: Data) -> (ours: Outcome<T>, foundation: Outcome<T>)
+    {
         (Outcome { try ours.decode(T.self, from: data) }, Outcome { try foundation.decode(T.self, from: data) })
     }
 
@@ -56,7 +59,9 @@ struct DecoderPair {
         _ type: T.Type, _ json: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let (ours, foundation) = outcomes(type, json)
-        #expect(ours.matches(foundation), "\(json)\nours:       \(ours)\nFoundation: \(foundation)", sourceLocation: sourceLocation)
+        #expect(
+            ours.matches(foundation), "\(json)\nours:       \(ours)\nFoundation: \(foundation)",
+            sourceLocation: sourceLocation)
     }
 }
 

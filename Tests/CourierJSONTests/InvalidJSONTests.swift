@@ -39,7 +39,10 @@ struct InvalidJSONTests {
         }
         let invalidUTF8 = Data(Array(#"{"a":1,"b":""#.utf8) + [0xFF] + Array(#""}"#.utf8))
         #expect(throws: DecodingError.self) { try CourierJSONDecoder().decode([String: Int].self, from: invalidUTF8) }
-        for bytes: [UInt8] in [[0x22, 0xC0, 0x80, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xC0, 0x80, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],
+            [0x22, 0xE2, 0x82, 0x22],
+        ] {
             #expect(throws: DecodingError.self) { try CourierJSONDecoder().decode(String.self, from: Data(bytes)) }
         }
     }
@@ -60,24 +63,32 @@ struct InvalidJSONTests {
 
     @Test("nesting: 512 levels decode, 513 and 100,000 are errors, not stack overflows")
     func nesting() throws {
-        func nested(_ depth: Int) -> Data { Data((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8) }
+        func nested(_ depth: Int) -> Data {
+            Data((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8)
+        }
         let pair = DecoderPair()
         for depth in [1, 511, 512, 513] {
-            let (ours, foundation) = DynamicModel.$pending.withValue(.any) { pair.outcomes(Document.self, nested(depth)) }
+            let (ours, foundation) = DynamicModel.$pending.withValue(.any) {
+                pair.outcomes(Document.self, nested(depth))
+            }
             #expect(ours.matches(foundation), "depth \(depth): \(ours) / \(foundation)")
         }
         #expect(throws: DecodingError.self) { try CourierJSONDecoder().decode(Document.self, from: nested(100_000)) }
-        let objects = Data((String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)).utf8)
+        let objects = Data(
+            (String(repeating: "{\"a\":", count: 100_000) + "1" + String(repeating: "}", count: 100_000)).utf8)
         #expect(throws: DecodingError.self) { try CourierJSONDecoder().decode(Document.self, from: objects) }
     }
 
     @Test("every truncation of a document decodes as Foundation decodes it, or fails")
     func truncations() {
-        let text = #"{"id": 7, "name": "Zoë \u00e9\ud83d\ude00", "tags": ["a", "b"], "score": -1.5e-3, "ok": true, "none": null}"#
+        let text =
+            #"{"id": 7, "name": "Zoë \u00e9\ud83d\ude00", "tags": ["a", "b"], "score": -1.5e-3, "ok": true, "none": null}"#
         let bytes = Array(text.utf8)
         let pair = DecoderPair()
         for end in 0..<bytes.count {
-            let (ours, foundation) = DynamicModel.$pending.withValue(.any) { pair.outcomes(Document.self, Data(bytes[..<end])) }
+            let (ours, foundation) = DynamicModel.$pending.withValue(.any) {
+                pair.outcomes(Document.self, Data(bytes[..<end]))
+            }
             #expect(ours.isDataCorrupted || ours.matches(foundation), "\(end): \(ours) / \(foundation)")
             if foundation.value != nil { #expect(ours.matches(foundation)) }
         }

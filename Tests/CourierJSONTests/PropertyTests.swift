@@ -18,7 +18,8 @@ struct PropertyTests {
     func shapes(configuration: Int) {
         let (_, snakeCase, dates) = Self.configurations[configuration]
         let pair = DecoderPair(snakeCase: snakeCase, dates: dates)
-        var generator = ShapeGenerator(random: SeededGenerator(seed: 0xC0FF_EE00 + UInt64(configuration)), snakeCase: snakeCase, dates: dates)
+        var generator = ShapeGenerator(
+            random: SeededGenerator(seed: 0xC0FF_EE00 + UInt64(configuration)), snakeCase: snakeCase, dates: dates)
         var values = 0
         var errors = 0
         var mismatches = 0

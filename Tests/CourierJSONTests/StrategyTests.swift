@@ -7,16 +7,20 @@ import Testing
 struct StrategyTests {
     struct Event: Codable, Equatable { var at: Date }
 
-    @Test("dates: deferred, seconds and milliseconds since 1970, ISO 8601 in its many spellings", arguments: [
-        DecoderPair.DateStrategy.deferred, .seconds, .milliseconds, .iso8601,
-    ])
+    @Test(
+        "dates: deferred, seconds and milliseconds since 1970, ISO 8601 in its many spellings",
+        arguments: [
+            DecoderPair.DateStrategy.deferred, .seconds, .milliseconds, .iso8601,
+        ])
     func dates(strategy: DecoderPair.DateStrategy) {
         let pair = DecoderPair(dates: strategy)
-        for value in [#"0"#, #"1700000000.5"#, #"-1.25e3"#, #""2026-11-22T12:30:00Z""#, #"null"#, #"true"#,
+        for value in [
+            #"0"#, #"1700000000.5"#, #"-1.25e3"#, #""2026-11-22T12:30:00Z""#, #"null"#, #"true"#,
             #""2026-11-22T12:30:00.123456789+05:30""#, #""2026-02-30T12:30:00Z""#, #""1582-10-10T00:00:00Z""#,
-            #""2026-11-22T12:30:00""#, #""2026-11-22t12:30:00z""#, #""2026-11-22T12:30:00-0800""#, #""2026-11-22T24:00:00Z""#,
-            #""2026-11-22T12:30:00.5Z""#, #""2026-11-22T12:30:00+01""#, #""2026-11-22T12:30:00GMT""#, #""soon""#]
-        {
+            #""2026-11-22T12:30:00""#, #""2026-11-22t12:30:00z""#, #""2026-11-22T12:30:00-0800""#,
+            #""2026-11-22T24:00:00Z""#,
+            #""2026-11-22T12:30:00.5Z""#, #""2026-11-22T12:30:00+01""#, #""2026-11-22T12:30:00GMT""#, #""soon""#,
+        ] {
             pair.expectSame(Event.self, #"{"at":\#(value)}"#)
             pair.expectSame([Date].self, "[\(value)]")
         }
@@ -27,7 +31,8 @@ struct StrategyTests {
         var ours = CourierJSONDecoder()
         ours.dateDecodingStrategy = .formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         let parsed = try ours.decode([Date].self, from: Data(#"["2026-11-22T12:30:00.250Z"]"#.utf8))
-        #expect(parsed == [try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse("2026-11-22T12:30:00.250Z")])
+        #expect(
+            parsed == [try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse("2026-11-22T12:30:00.250Z")])
         #expect(throws: DecodingError.self) { try ours.decode([Date].self, from: Data(#"["2026-11-22"]"#.utf8)) }
 
         ours.dateDecodingStrategy = .custom { decoder in
@@ -58,8 +63,12 @@ struct StrategyTests {
         for value in ["[1,2,3]", "[]", "[256]", #""AQID""#, "[1,null]"] {
             pair.expectSame(Blob.self, #"{"bytes":\#(value)}"#)
         }
-        pair.ours.dataDecodingStrategy = .custom { decoder in Data(try decoder.singleValueContainer().decode(String.self).utf8) }
-        pair.foundation.dataDecodingStrategy = .custom { decoder in Data(try decoder.singleValueContainer().decode(String.self).utf8) }
+        pair.ours.dataDecodingStrategy = .custom { decoder in
+            Data(try decoder.singleValueContainer().decode(String.self).utf8)
+        }
+        pair.foundation.dataDecodingStrategy = .custom { decoder in
+            Data(try decoder.singleValueContainer().decode(String.self).utf8)
+        }
         pair.expectSame(Blob.self, #"{"bytes":"hello"}"#)
         pair.expectSame(Blob.self, #"{"bytes":1}"#)
     }
@@ -76,8 +85,10 @@ struct StrategyTests {
     func nonConformingFloats() {
         var pair = DecoderPair()
         pair.expectSame(Reading.self, #"{"value":"inf","small":"nan"}"#)
-        pair.ours.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        pair.foundation.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        pair.ours.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        pair.foundation.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         pair.expectSame(Reading.self, #"{"value":"inf","small":"-inf"}"#)
         pair.expectSame(Reading.self, #"{"value":"-inf","small":1.5}"#)
         pair.expectSame(Reading.self, #"{"value":"infinity","small":1.5}"#)
@@ -85,7 +96,10 @@ struct StrategyTests {
         #expect(nan?.value.isNaN == true && nan?.small.isNaN == true)
     }
 
-    struct Profile: Codable, Equatable { var displayName: String; var age: Int }
+    struct Profile: Codable, Equatable {
+        var displayName: String
+        var age: Int
+    }
 
     @Test("a custom key strategy gets the coding path and the key as written")
     func customKeys() {

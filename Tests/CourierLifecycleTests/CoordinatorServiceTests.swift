@@ -19,7 +19,10 @@ struct CoordinatorServiceTests {
         let group = ServiceGroup(services: [service], logger: Self.logger)
         let running = Task { try await group.run() }
         let loads = (0..<3).map { index in
-            Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=drain&i=\(index)")) }
+            Task {
+                try await service.coordinator.send(
+                    try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=drain&i=\(index)"))
+            }
         }
         #expect(await server.waitUntilHeld("drain", count: 3, timeout: .seconds(30)))
         await group.triggerGracefulShutdown()
@@ -39,7 +42,10 @@ struct CoordinatorServiceTests {
         let service = CoordinatorService(configuration: configuration)
         let group = ServiceGroup(services: [service], logger: Self.logger)
         let running = Task { try await group.run() }
-        let load = Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=never")) }
+        let load = Task {
+            try await service.coordinator.send(
+                try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=never"))
+        }
         #expect(await server.waitUntilHeld("never", count: 1, timeout: .seconds(30)))
         let started = ContinuousClock.now
         await group.triggerGracefulShutdown()
@@ -55,7 +61,10 @@ struct CoordinatorServiceTests {
         let server = try await TestServer.start()
         let service = CoordinatorService()
         let running = Task { try await service.run() }
-        let load = Task { try await service.coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=held")) }
+        let load = Task {
+            try await service.coordinator.send(
+                try HTTPRequest(method: .get, urlString: "\(server.baseURL)/gate?name=held"))
+        }
         #expect(await server.waitUntilHeld("held", count: 1, timeout: .seconds(30)))
         running.cancel()
         let error = await #expect(throws: ServiceError.self) { try await load.value }
@@ -68,7 +77,10 @@ struct CoordinatorServiceTests {
     func scopedCoordinator() async throws {
         let server = try await TestServer.start()
         let (status, kept) = try await withRequestCoordinator { coordinator in
-            (try await coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/json")).head.status, coordinator)
+            (
+                try await coordinator.send(try HTTPRequest(method: .get, urlString: "\(server.baseURL)/json")).head
+                    .status, coordinator
+            )
         }
         #expect(status == .ok)
         let error = await #expect(throws: ServiceError.self) {
@@ -124,12 +136,14 @@ func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async
             }
             if first { continuation.resume(with: result) }
         }
-        tasks.append(Task {
-            do { settle(.success(try await body())) } catch { settle(.failure(error)) }
-        })
-        tasks.append(Task {
-            try? await Task.sleep(for: limit)
-            settle(.failure(TimedOut(limit: limit)))
-        })
+        tasks.append(
+            Task {
+                do { settle(.success(try await body())) } catch { settle(.failure(error)) }
+            })
+        tasks.append(
+            Task {
+                try? await Task.sleep(for: limit)
+                settle(.failure(TimedOut(limit: limit)))
+            })
     }
 }

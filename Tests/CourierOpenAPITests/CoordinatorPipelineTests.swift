@@ -7,9 +7,9 @@ import CourierTransport
 import Foundation
 import HTTPTypes
 import InMemoryTracing
-import Tracing
 import OpenAPIRuntime
 import Testing
+import Tracing
 
 @testable import CourierServices
 
@@ -145,8 +145,11 @@ struct CoordinatorPipelineTests {
 
         let replay = HARReplayTransport(recorder.document)
         let offline = Client(serverURL: url, transport: CourierClientTransport(coordinator: .init(transport: replay)))
-        #expect(try await offline.getItem(path: .init(itemID: "h1"), query: .init(locale: "de")).ok.body.json == recordedItem)
-        #expect(try await offline.createItem(body: .json(.init(name: "har", price: 3))).created.body.json == recordedNew)
+        #expect(
+            try await offline.getItem(path: .init(itemID: "h1"), query: .init(locale: "de")).ok.body.json
+                == recordedItem)
+        #expect(
+            try await offline.createItem(body: .json(.init(name: "har", price: 3))).created.body.json == recordedNew)
         #expect(try await offline.getItem(path: .init(itemID: "missing-h")).notFound.body.json == recordedMissing)
         let unrecorded = await underlyingServiceError { _ = try await offline.getItem(path: .init(itemID: "h2")) }
         #expect(unrecorded?.code == .mockMissing)

@@ -1,4 +1,3 @@
-@testable import CourierOpenAPI
 import CourierServices
 import CourierTestServer
 import CourierTransport
@@ -7,6 +6,8 @@ import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
 import Testing
+
+@testable import CourierOpenAPI
 
 /// Request bodies past the spool threshold go to a temporary file that every attempt re-reads
 /// and that is removed when the request ends; smaller ones stay in memory.

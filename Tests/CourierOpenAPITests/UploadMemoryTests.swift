@@ -15,7 +15,9 @@ struct UploadMemoryTests {
 
     @Test(
         "a 48 MB body of unknown length raises peak memory by a few MB, not by the body",
-        .disabled(if: SanitizerRun.isThreadSanitizer, "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
+        .disabled(
+            if: SanitizerRun.isThreadSanitizer,
+            "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
     func largeUploadIsSpooledNotHeld() async throws {
         let spool = try SpoolDirectory()
         defer { spool.delete() }

@@ -1,4 +1,3 @@
-@testable import CourierOpenAPI
 import CourierServices
 import CourierTestServer
 import CourierTransport
@@ -7,6 +6,8 @@ import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
 import Testing
+
+@testable import CourierOpenAPI
 
 // What the upload tests share: a spool directory, a server with a transport, the upload call,
 // and request bodies made chunk by chunk.

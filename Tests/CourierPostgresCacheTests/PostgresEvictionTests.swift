@@ -8,7 +8,9 @@ import Testing
 @Suite("PostgreSQL cache store: size bound", postgresAvailable)
 struct PostgresEvictionTests {
     /// Each row costs its key, fields and body plus 96 bytes: about 3.2 kB here.
-    static func bulky(_ index: Int) -> CachedResponse { sampleResponse(body: String(repeating: "\(index % 10)", count: 3_000)) }
+    static func bulky(_ index: Int) -> CachedResponse {
+        sampleResponse(body: String(repeating: "\(index % 10)", count: 3_000))
+    }
 
     static func totalBytes(_ cluster: PostgresCluster) async throws -> Int {
         Int(try await cluster.psql("SELECT coalesce(sum(size), 0) FROM courier_cache_entries")) ?? -1

@@ -48,11 +48,13 @@ struct PostgresFleetTests {
         try await withPostgresStore { cluster, store in
             try await store.prepare()
             try await withTestServer { server in
-                let first = try FleetMember(cluster: cluster, server: server, path: "/cache", query: "key=shared", mode: ["plain"])
+                let first = try FleetMember(
+                    cluster: cluster, server: server, path: "/cache", query: "key=shared", mode: ["plain"])
                 let one = await first.finish()
                 #expect(one.status == 0)
                 #expect(one.line?.hasPrefix("done network ") == true, "\(one.line ?? "no output")")
-                let second = try FleetMember(cluster: cluster, server: server, path: "/cache", query: "key=shared", mode: ["plain"])
+                let second = try FleetMember(
+                    cluster: cluster, server: server, path: "/cache", query: "key=shared", mode: ["plain"])
                 let two = await second.finish()
                 #expect(two.status == 0)
                 #expect(two.line?.hasPrefix("done shared ") == true, "\(two.line ?? "no output")")
@@ -68,7 +70,8 @@ struct PostgresFleetTests {
             try await store.prepare()
             try await withTestServer { server in
                 let mode = ["collapse", "60", "60"]
-                let holder = try FleetMember(cluster: cluster, server: server, path: "/gate", query: "name=cold", mode: mode)
+                let holder = try FleetMember(
+                    cluster: cluster, server: server, path: "/gate", query: "name=cold", mode: mode)
                 #expect(await server.waitUntilHeld("cold", count: 1))  // the lease holder is at the origin
                 let waiters = try (0..<2).map { _ in
                     try FleetMember(cluster: cluster, server: server, path: "/gate", query: "name=cold", mode: mode)
@@ -78,7 +81,8 @@ struct PostgresFleetTests {
                 }
                 server.openGate("cold")
                 let held = await holder.finish()
-                #expect(held.status == 0 && held.line?.hasPrefix("done network ") == true, "\(held.line ?? "no output")")
+                #expect(
+                    held.status == 0 && held.line?.hasPrefix("done network ") == true, "\(held.line ?? "no output")")
                 for waiter in waiters {
                     let result = await waiter.finish()
                     #expect(
@@ -96,7 +100,8 @@ struct PostgresFleetTests {
             try await store.prepare()
             try await withTestServer { server in
                 let mode = ["collapse", "30", "1"]  // a 1 s lease: it falls free soon after its holder dies
-                let holder = try FleetMember(cluster: cluster, server: server, path: "/gate", query: "name=orphan", mode: mode)
+                let holder = try FleetMember(
+                    cluster: cluster, server: server, path: "/gate", query: "name=orphan", mode: mode)
                 #expect(await server.waitUntilHeld("orphan", count: 1))
                 let waiters = try (0..<2).map { _ in
                     try FleetMember(cluster: cluster, server: server, path: "/gate", query: "name=orphan", mode: mode)

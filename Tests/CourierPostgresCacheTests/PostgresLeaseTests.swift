@@ -15,7 +15,9 @@ struct PostgresLeaseTests {
             #expect(lease.key == key)
             try await withRunningStore(on: cluster) { second in
                 #expect(try await second.acquireLease(on: key, for: .seconds(60)) == nil)
-                #expect(try await second.acquireLease(on: CacheKey("GET http://api.example/other"), for: .seconds(60)) != nil)
+                #expect(
+                    try await second.acquireLease(on: CacheKey("GET http://api.example/other"), for: .seconds(60))
+                        != nil)
                 try await first.releaseLease(lease)
                 let taken = try #require(try await second.acquireLease(on: key, for: .seconds(60)))
                 #expect(taken.token != lease.token)
@@ -45,7 +47,8 @@ struct PostgresLeaseTests {
                 #expect(ContinuousClock.now - started >= .seconds(3))
             }
             // removeExpired also clears expired leases.
-            _ = try #require(try await first.acquireLease(on: CacheKey("GET http://api.example/brief"), for: .milliseconds(1)))
+            _ = try #require(
+                try await first.acquireLease(on: CacheKey("GET http://api.example/brief"), for: .milliseconds(1)))
             try await Task.sleep(for: .milliseconds(20))
             try await first.removeExpired(now: Date())
             #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_leases") == "1")

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("PostgreSQL cache tier: server outage", postgresAvailable)
 struct PostgresOutageTests {
-    @Test("with the server killed, loads succeed from the network with storeFailed events; after a restart the tier serves again")
+    @Test(
+        "with the server killed, loads succeed from the network with storeFailed events; after a restart the tier serves again"
+    )
     func serverKilledMidRun() async throws {
         var configuration = PostgresCacheStore.Configuration()  // the default 250 ms per call
         configuration.accessTimeResolution = .zero
@@ -77,7 +79,9 @@ struct PostgresOutageTests {
         }
     }
 
-    @Test("a server that stops answering (a lock held on the table): a call times out within the limit, later ones fail at once for a second, then work again")
+    @Test(
+        "a server that stops answering (a lock held on the table): a call times out within the limit, later ones fail at once for a second, then work again"
+    )
     func unresponsiveServer() async throws {
         var configuration = PostgresCacheStore.Configuration.testing
         configuration.timeout = .milliseconds(250)

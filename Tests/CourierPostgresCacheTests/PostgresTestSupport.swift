@@ -88,9 +88,12 @@ struct CacheRouteResource: Resource {
     var headers: HTTPFields = [:]
     var cachePolicy: CachePolicy = .cacheElseNetwork(maxAge: .seconds(600), tiers: .shared)
     var endpoint: Endpoint {
-        Endpoint(baseURL, path: "/cache", query: [URLQueryItem(name: "key", value: key)] + query.map {
-            URLQueryItem(name: $0.key, value: $0.value)
-        })
+        Endpoint(
+            baseURL, path: "/cache",
+            query: [URLQueryItem(name: "key", value: key)]
+                + query.map {
+                    URLQueryItem(name: $0.key, value: $0.value)
+                })
     }
 }
 
@@ -101,7 +104,8 @@ extension Loaded<Data> {
 
 /// A response with every field a store must keep.
 func sampleResponse(
-    body: String = "{\"hello\":\"fleet\"}", variant: String? = nil, expiresAt: Date? = Date(timeIntervalSince1970: 2_000_000_000.125)
+    body: String = "{\"hello\":\"fleet\"}", variant: String? = nil,
+    expiresAt: Date? = Date(timeIntervalSince1970: 2_000_000_000.125)
 ) -> CachedResponse {
     CachedResponse(
         status: .ok,

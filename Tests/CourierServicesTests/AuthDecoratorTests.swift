@@ -15,7 +15,9 @@ struct EchoResource: Resource {
     var method: HTTPRequest.Method = .get
     var body: RequestBody? = nil
     var endpoint: Endpoint {
-        Endpoint(base, path: path, query: query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) })
+        Endpoint(
+            base, path: path,
+            query: query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) })
     }
 }
 
@@ -25,7 +27,8 @@ struct AuthDecoratorTests {
     func basic() async throws {
         let basic = try BasicAuthDecorator(username: "ada", password: "pa:ss-wörd")
         try await withCoordinator { server, coordinator in
-            let echo = try Echo(try await EchoResource(base: server.baseURL, decorators: [basic]).load(using: coordinator))
+            let echo = try Echo(
+                try await EchoResource(base: server.baseURL, decorators: [basic]).load(using: coordinator))
             #expect(echo.header("Authorization") == "Basic " + Data("ada:pa:ss-wörd".utf8).base64EncodedString())
         }
         for text in ["\(basic)", String(reflecting: basic), "\([basic] as [any RequestDecorator])"] {
@@ -34,19 +37,23 @@ struct AuthDecoratorTests {
         }
     }
 
-    @Test("invalid credentials are refused with invalidRequest", arguments: [
-        ("a:b", "p"), ("ada", "p\r\nX-Admin: 1"), ("ada\n", "p"), ("ada", "p\0"),
-    ])
+    @Test(
+        "invalid credentials are refused with invalidRequest",
+        arguments: [
+            ("a:b", "p"), ("ada", "p\r\nX-Admin: 1"), ("ada\n", "p"), ("ada", "p\0"),
+        ])
     func invalidBasic(username: String, password: String) {
         #expect { _ = try BasicAuthDecorator(username: username, password: password) } throws: { error in
             (error as? ServiceError)?.code == .invalidRequest
         }
     }
 
-    @Test("invalid API keys and names are refused with invalidRequest", arguments: [
-        ("k\r\n1", APIKeyDecorator.Placement.header("X-API-Key")), ("k", .header("X Bad")),
-        ("k\0", .queryItem("api_key")), ("k", .queryItem("")),
-    ])
+    @Test(
+        "invalid API keys and names are refused with invalidRequest",
+        arguments: [
+            ("k\r\n1", APIKeyDecorator.Placement.header("X-API-Key")), ("k", .header("X Bad")),
+            ("k\0", .queryItem("api_key")), ("k", .queryItem("")),
+        ])
     func invalidKey(key: String, placement: APIKeyDecorator.Placement) {
         #expect { _ = try APIKeyDecorator(key: key, in: placement) } throws: { error in
             (error as? ServiceError)?.code == .invalidRequest
@@ -58,17 +65,23 @@ struct AuthDecoratorTests {
         let header = try APIKeyDecorator(key: "hdr-key-1", in: .header("X-API-Key"))
         let query = try APIKeyDecorator(key: "q k&=/é", in: .queryItem("api_key"))
         try await withCoordinator { server, coordinator in
-            let byHeader = try Echo(try await EchoResource(base: server.baseURL, decorators: [header]).load(using: coordinator))
+            let byHeader = try Echo(
+                try await EchoResource(base: server.baseURL, decorators: [header]).load(using: coordinator))
             #expect(byHeader.header("X-API-Key") == "hdr-key-1")
             #expect(byHeader.uri == "/echo")
             let byQuery = try Echo(
-                try await EchoResource(base: server.baseURL, query: ["page": "2", "api_key": "stale"], decorators: [query])
-                    .load(using: coordinator))
+                try await EchoResource(
+                    base: server.baseURL, query: ["page": "2", "api_key": "stale"], decorators: [query]
+                )
+                .load(using: coordinator))
             #expect(byQuery.uri == "/echo?page=2&api_key=q%20k%26%3D%2F%C3%A9")
-            let bare = try Echo(try await EchoResource(base: server.baseURL, decorators: [query]).load(using: coordinator))
+            let bare = try Echo(
+                try await EchoResource(base: server.baseURL, decorators: [query]).load(using: coordinator))
             #expect(bare.uri == "/echo?api_key=q%20k%26%3D%2F%C3%A9")
         }
-        for text in ["\(header)", String(reflecting: query)] { #expect(!text.contains("hdr-key-1") && !text.contains("q k")) }
+        for text in ["\(header)", String(reflecting: query)] {
+            #expect(!text.contains("hdr-key-1") && !text.contains("q k"))
+        }
     }
 
     @Test("each API key, in a header or the query, has its own cache entries")
@@ -97,7 +110,8 @@ struct AuthDecoratorTests {
 
     @Test("a HAR recording and the logs hold no API key, Basic credentials or query key")
     func redactedInHARAndLogs() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString).har").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString).har")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try await TestServer.start()
         let transport = CurlTransport()
@@ -106,12 +120,15 @@ struct AuthDecoratorTests {
         let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
         var configuration = RequestCoordinator.Configuration()
         configuration.decorators = [try APIKeyDecorator(key: "header-secret-1", in: .header("X-API-Key"))]
-        let coordinator = RequestCoordinator(transport: recorder, configuration: configuration, backgroundLogger: logger)
+        let coordinator = RequestCoordinator(
+            transport: recorder, configuration: configuration, backgroundLogger: logger)
         let query = try APIKeyDecorator(key: "query-secret-2", in: .queryItem("api_key"))
         let basic = try BasicAuthDecorator(username: "ada", password: "basic-secret-3")
         // Not `/echo`: its response body would repeat the credentials the request carried.
-        _ = try await EchoResource(base: server.baseURL, path: "/json", query: ["page": "1"], decorators: [query, basic])
-            .load(using: coordinator)
+        _ = try await EchoResource(
+            base: server.baseURL, path: "/json", query: ["page": "1"], decorators: [query, basic]
+        )
+        .load(using: coordinator)
         await coordinator.shutdown()
         await transport.shutdown()
         await server.stop()
@@ -126,6 +143,8 @@ struct AuthDecoratorTests {
         #expect(recorder.recorded.first?.request.url.contains("page=1") == true)
         let logs = store.all.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         #expect(logs.contains("load started"))
-        for secret in ["header-secret-1", "query-secret-2", "basic-secret-3", basicToken] { #expect(!logs.contains(secret)) }
+        for secret in ["header-secret-1", "query-secret-2", "basic-secret-3", basicToken] {
+            #expect(!logs.contains(secret))
+        }
     }
 }

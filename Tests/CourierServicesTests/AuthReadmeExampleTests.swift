@@ -18,12 +18,14 @@ import Testing
         // Sign last: the signer sees the final request (after the coordinator's, the backend's
         // and the resource's earlier decorators) and the SHA-256 of the body's bytes.
         var decorators: [any RequestDecorator] {
-            [SigningDecorator { request, body in
-                let timestamp = String(Int(Date().timeIntervalSince1970))
-                let text = "\(request.method.rawValue)\n\(request.path ?? "/")\n\(timestamp)\n\(body.hex)"
-                request.headerFields[HTTPField.Name("X-Timestamp")!] = timestamp
-                request.headerFields[HTTPField.Name("X-Signature")!] = hmacSHA256(secret, text)
-            }]
+            [
+                SigningDecorator { request, body in
+                    let timestamp = String(Int(Date().timeIntervalSince1970))
+                    let text = "\(request.method.rawValue)\n\(request.path ?? "/")\n\(timestamp)\n\(body.hex)"
+                    request.headerFields[HTTPField.Name("X-Timestamp")!] = timestamp
+                    request.headerFields[HTTPField.Name("X-Signature")!] = hmacSHA256(secret, text)
+                }
+            ]
         }
     }
 
@@ -49,7 +51,8 @@ import Testing
         #expect(sent.headerFields[HTTPField.Name("X-API-Key")!] == "k-123")
         let timestamp = try #require(sent.headerFields[HTTPField.Name("X-Timestamp")!])
         let digest = SHA256.hex(SHA256.hash(Array("report".utf8)))
-        #expect(sent.headerFields[HTTPField.Name("X-Signature")!]
-            == Self.hmacSHA256(Self.secret, "PUT\n/v1/uploads\n\(timestamp)\n\(digest)"))
+        #expect(
+            sent.headerFields[HTTPField.Name("X-Signature")!]
+                == Self.hmacSHA256(Self.secret, "PUT\n/v1/uploads\n\(timestamp)\n\(digest)"))
     }
 }

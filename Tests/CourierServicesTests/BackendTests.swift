@@ -15,7 +15,13 @@ struct Shop: Backend {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
     }
-    struct Problem: Decodable { struct Detail: Decodable { var code: String; var message: String }; var error: Detail }
+    struct Problem: Decodable {
+        struct Detail: Decodable {
+            var code: String
+            var message: String
+        }
+        var error: Detail
+    }
     func errorMessage(for response: HTTPResponse, body: Data) -> String? {
         (try? JSONDecoder().decode(Problem.self, from: body)).map { "\($0.error.message) (\($0.error.code))" }
     }
@@ -33,7 +39,9 @@ struct ShopEcho: Resource {
 struct ShopProblem: Resource {
     typealias Response = Data
     var shop: Shop
-    var endpoint: Endpoint { Endpoint(shop, path: "/problem", query: ["status": "422", "message": "SKU must have 8 digits"]) }
+    var endpoint: Endpoint {
+        Endpoint(shop, path: "/problem", query: ["status": "422", "message": "SKU must have 8 digits"])
+    }
     var retryPolicy: RetryPolicy? { RetryPolicy.none }
 }
 
@@ -53,7 +61,10 @@ struct Search: Backend {
 }
 
 struct Envelope: Resource {
-    struct Item: Decodable, Sendable { var id: Int; var name: String }
+    struct Item: Decodable, Sendable {
+        var id: Int
+        var name: String
+    }
     typealias Response = [Item]
     var search: Search
     var endpoint: Endpoint { Endpoint(search, path: "/envelope", query: ["count": "2"]) }
@@ -74,7 +85,8 @@ struct BackendTests {
         _ = try await resource.load(using: live)
         var stagingConfiguration = RequestCoordinator.Configuration()
         stagingConfiguration.environment = .staging
-        _ = try await resource.load(using: RequestCoordinator(transport: transport, configuration: stagingConfiguration))
+        _ = try await resource.load(
+            using: RequestCoordinator(transport: transport, configuration: stagingConfiguration))
         var perBackend = RequestCoordinator.Configuration()
         perBackend.environments[shop.id] = .staging
         _ = try await resource.load(using: RequestCoordinator(transport: transport, configuration: perBackend))
@@ -94,11 +106,13 @@ struct BackendTests {
 
     @Test("backend headers and decorators apply: coordinator, then backend, then resource")
     func headersAndDecorators() async throws {
-        try await withCoordinator(configuration: {
-            var configuration = RequestCoordinator.Configuration()
-            configuration.decorators = [Trail(name: "coordinator")]
-            return configuration
-        }()) { server, coordinator in
+        try await withCoordinator(
+            configuration: {
+                var configuration = RequestCoordinator.Configuration()
+                configuration.decorators = [Trail(name: "coordinator")]
+                return configuration
+            }()
+        ) { server, coordinator in
             let shop = Shop(urls: [.production: server.baseURL], extraDecorators: [Trail(name: "backend")])
             let echo = try await ShopEcho(
                 shop: shop, headers: [.accept: "application/vnd.shop+json"], decorators: [Trail(name: "resource")]
@@ -114,7 +128,9 @@ struct BackendTests {
     func errorEnvelope() async throws {
         try await withCoordinator { server, coordinator in
             let shop = Shop(urls: [.production: server.baseURL])
-            let error = await #expect(throws: ServiceError.self) { try await ShopProblem(shop: shop).load(using: coordinator) }
+            let error = await #expect(throws: ServiceError.self) {
+                try await ShopProblem(shop: shop).load(using: coordinator)
+            }
             #expect(error?.code == .unacceptableStatus && error?.status?.code == 422)
             #expect(error?.message == "HTTP 422: SKU must have 8 digits (invalid)")
             #expect(error?.bodyExcerpt?.contains("invalid") == true)
@@ -129,7 +145,10 @@ struct BackendTests {
             let echo = try await ShopEcho(shop: Shop(urls: [.production: server.baseURL])).load(using: coordinator)
             #expect(echo.method == "GET")
             struct Snake: Resource {
-                struct Body: Decodable, Sendable { var productName: String; var unitPrice: Int }
+                struct Body: Decodable, Sendable {
+                    var productName: String
+                    var unitPrice: Int
+                }
                 typealias Response = Body
                 var shop: Shop
                 var endpoint: Endpoint { Endpoint(shop, path: "/snake") }
@@ -139,4 +158,3 @@ struct BackendTests {
         }
     }
 }
-

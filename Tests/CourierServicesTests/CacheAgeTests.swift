@@ -35,10 +35,12 @@ struct CacheAgeTests {
         }
     }
 
-    @Test("a list-valued Age counts its first member; an invalid one is ignored", arguments: [
-        (["age": "7200, 0"], false), (["age": "7200", "age2": "0"], false), (["age": "100s"], true),
-        (["age": "1.5"], true),
-    ])
+    @Test(
+        "a list-valued Age counts its first member; an invalid one is ignored",
+        arguments: [
+            (["age": "7200, 0"], false), (["age": "7200", "age2": "0"], false), (["age": "100s"], true),
+            (["age": "1.5"], true),
+        ])
     func listAge(fields: [String: String], fresh: Bool) async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             let key = "age-list-\(fields.values.sorted().joined())"

@@ -5,11 +5,13 @@ import Testing
 
 @Suite("Freshness fields as servers really send them (RFC 9111, sections 4.2.1 and 5.3)")
 struct CacheFieldParsingTests {
-    @Test("an Expires in none of the three HTTP date forms means already expired; GMT in any case is fine", arguments: [
-        ("Sun, 06 Nov 2050 08:49:37 GMT", true), ("Sun, 06 Nov 2050 08:49:37 gmt", true),
-        ("Sun 06 Nov 2050 08:49:37 GMT", false), ("Sun,  06 Nov 2050 08:49:37 GMT", false),
-        ("Sun, 06-Nov-2050 08:49:37 GMT", false), ("Sun, 06 Nov 2050 8:49:37 GMT", false),
-    ])
+    @Test(
+        "an Expires in none of the three HTTP date forms means already expired; GMT in any case is fine",
+        arguments: [
+            ("Sun, 06 Nov 2050 08:49:37 GMT", true), ("Sun, 06 Nov 2050 08:49:37 gmt", true),
+            ("Sun 06 Nov 2050 08:49:37 GMT", false), ("Sun,  06 Nov 2050 08:49:37 GMT", false),
+            ("Sun, 06-Nov-2050 08:49:37 GMT", false), ("Sun, 06 Nov 2050 8:49:37 GMT", false),
+        ])
     func expires(value: String, fresh: Bool) async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             let resource = CachedResource(baseURL: server.baseURL, key: "exp-\(value)", query: ["expires": value])
@@ -18,10 +20,13 @@ struct CacheFieldParsingTests {
         }
     }
 
-    @Test("max-age with spaces around =, a decimal, or two values that disagree is stale", arguments: [
-        ("max-age=600", true), ("max-age=600, max-age=600", true), ("max-age = 600", false), ("max-age= 600", false),
-        ("max-age=600.5", false), ("max-age=600, max-age=10", false),
-    ])
+    @Test(
+        "max-age with spaces around =, a decimal, or two values that disagree is stale",
+        arguments: [
+            ("max-age=600", true), ("max-age=600, max-age=600", true), ("max-age = 600", false),
+            ("max-age= 600", false),
+            ("max-age=600.5", false), ("max-age=600, max-age=10", false),
+        ])
     func maxAge(value: String, fresh: Bool) async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             let resource = CachedResource(baseURL: server.baseURL, key: "ma-\(value)", query: ["cc": value])
@@ -33,7 +38,8 @@ struct CacheFieldParsingTests {
     @Test("fields named in Connection, and hop-by-hop fields, are not stored")
     func connectionFields() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "hop", query: ["cc": "max-age=600", "hop": "1"])
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "hop", query: ["cc": "max-age=600", "hop": "1"])
             let hop = HTTPField.Name("X-Hop")!
             let first = try await resource.loadResponse(using: coordinator)
             #expect(first.source == .network && first.response.headerFields[hop] == "yes")

@@ -9,9 +9,12 @@ struct CacheInvalidationTests {
     func locationAndContentLocation() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             func stored(_ key: String) -> RawCachedResource {
-                RawCachedResource(baseURL: server.baseURL, key: key, cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
+                RawCachedResource(
+                    baseURL: server.baseURL, key: key, cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
             }
-            for key in ["inv-loc", "inv-cloc", "inv-rel", "inv-other"] { _ = try await stored(key).load(using: coordinator) }
+            for key in ["inv-loc", "inv-cloc", "inv-rel", "inv-other"] {
+                _ = try await stored(key).load(using: coordinator)
+            }
             for key in ["inv-loc", "inv-cloc", "inv-rel", "inv-other"] {
                 #expect(try await stored(key).loadResponse(using: coordinator).source == .memory)
             }

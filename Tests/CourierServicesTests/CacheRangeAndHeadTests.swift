@@ -10,14 +10,19 @@ struct CacheRangeAndHeadTests {
         try await withCachingCoordinator { server, coordinator, _ in
             let resource = RawCachedResource(baseURL: server.baseURL, key: "range", query: ["cc": "max-age=600"])
             let full = try await resource.load(using: coordinator)
-            let cases = [("bytes=0-9", 0, full.prefix(10)), ("bytes=5-", 5, full.dropFirst(5)), ("bytes=-4", full.count - 4, full.suffix(4))]
+            let cases = [
+                ("bytes=0-9", 0, full.prefix(10)), ("bytes=5-", 5, full.dropFirst(5)),
+                ("bytes=-4", full.count - 4, full.suffix(4)),
+            ]
             for (range, first, part) in cases {
                 var ranged = resource
                 ranged.headers[.range] = range
                 let loaded = try await ranged.loadResponse(using: coordinator)
                 #expect(loaded.source == .memory && loaded.response.status.code == 206)
                 #expect(loaded.value == Data(part))
-                #expect(loaded.response.headerFields[.contentRange] == "bytes \(first)-\(first + part.count - 1)/\(full.count)")
+                #expect(
+                    loaded.response.headerFields[.contentRange]
+                        == "bytes \(first)-\(first + part.count - 1)/\(full.count)")
             }
             #expect(server.cacheCounts("range").requests == 1)
             // What the cache does not answer (unsatisfiable, several ranges) goes to the server.
@@ -34,7 +39,8 @@ struct CacheRangeAndHeadTests {
     @Test("a 206 from the network is passed on, never stored nor served as the full response")
     func partialFromNetwork() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "range-206", query: ["cc": "max-age=600", "range": "1"])
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "range-206", query: ["cc": "max-age=600", "range": "1"])
             var ranged = resource
             ranged.headers[.range] = "bytes=0-4"
             let part = try await ranged.loadResponse(using: coordinator)
@@ -48,7 +54,8 @@ struct CacheRangeAndHeadTests {
     @Test("a HEAD is answered from the fresh stored GET, with no request")
     func headFromStoredGet() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let get = RawCachedResource(baseURL: server.baseURL, key: "head", query: ["cc": "max-age=600", "etag": "1"])
+            let get = RawCachedResource(
+                baseURL: server.baseURL, key: "head", query: ["cc": "max-age=600", "etag": "1"])
             _ = try await get.load(using: coordinator)
             var head = get
             head.method = .head

@@ -38,11 +38,13 @@ struct CacheRequestDirectivesTests {
             let within = try await resource.directive("max-stale=60").loadResponse(using: coordinator)
             #expect(within.source == .memory && within.isStale)
             #expect(try await resource.directive("max-stale").loadResponse(using: coordinator).source == .memory)
-            #expect(try await resource.directive("max-stale=10").loadResponse(using: coordinator).source == .revalidated)
+            #expect(
+                try await resource.directive("max-stale=10").loadResponse(using: coordinator).source == .revalidated)
             #expect(server.cacheCounts("rq-maxstale") == (2, 1))
 
             let strict = RawCachedResource(
-                baseURL: server.baseURL, key: "rq-maxstale-mr", query: ["cc": "max-age=10, must-revalidate", "etag": "1"])
+                baseURL: server.baseURL, key: "rq-maxstale-mr",
+                query: ["cc": "max-age=10, must-revalidate", "etag": "1"])
             _ = try await strict.load(using: coordinator)
             clock.advance(40)
             #expect(try await strict.directive("max-stale").loadResponse(using: coordinator).source == .revalidated)
@@ -67,17 +69,23 @@ struct CacheRequestDirectivesTests {
     @Test("only-if-cached: the stored response, else cacheMiss without a request, whatever the policy")
     func onlyIfCached() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "rq-oic", query: ["cc": "max-age=60", "etag": "1"])
-            let missing = await serviceError { _ = try await resource.directive("only-if-cached").load(using: coordinator) }
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "rq-oic", query: ["cc": "max-age=60", "etag": "1"])
+            let missing = await serviceError {
+                _ = try await resource.directive("only-if-cached").load(using: coordinator)
+            }
             #expect(missing?.code == .cacheMiss)
             #expect(server.cacheCounts("rq-oic").requests == 0)
             let stored = try await resource.load(using: coordinator)
             let cached = try await resource.directive("only-if-cached").loadResponse(using: coordinator)
             #expect(cached.source == .memory && cached.value == stored)
             clock.advance(120)
-            let stale = await serviceError { _ = try await resource.directive("only-if-cached").load(using: coordinator) }
+            let stale = await serviceError {
+                _ = try await resource.directive("only-if-cached").load(using: coordinator)
+            }
             #expect(stale?.code == .cacheMiss)
-            let staleAllowed = try await resource.directive("only-if-cached, max-stale").loadResponse(using: coordinator)
+            let staleAllowed = try await resource.directive("only-if-cached, max-stale").loadResponse(
+                using: coordinator)
             #expect(staleAllowed.source == .memory && staleAllowed.isStale)
             var networkOnly = resource.directive("only-if-cached")
             networkOnly.cachePolicy = .networkOnly

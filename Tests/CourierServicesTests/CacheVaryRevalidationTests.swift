@@ -7,7 +7,8 @@ import Testing
 struct CacheVaryRevalidationTests {
     func resource(_ server: TestServer, _ language: String) -> CachedResource {
         CachedResource(
-            baseURL: server.baseURL, key: "vary-etag", query: ["cc": "max-age=600", "vary": "Accept-Language", "etag": "1"],
+            baseURL: server.baseURL, key: "vary-etag",
+            query: ["cc": "max-age=600", "vary": "Accept-Language", "etag": "1"],
             headers: [.acceptLanguage: language])
     }
 

@@ -54,7 +54,8 @@ struct CachingTests {
     @Test("cacheElseNetwork: stored, served from memory, back to the network after maxAge")
     func cacheElseNetwork() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = CachedResource(baseURL: server.baseURL, key: "cen", cachePolicy: .cacheElseNetwork(maxAge: .seconds(60)))
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "cen", cachePolicy: .cacheElseNetwork(maxAge: .seconds(60)))
             let first = try await resource.loadResponse(using: coordinator)
             #expect(first.source == .network && first.value.served == 1)
             clock.advance(59)
@@ -94,7 +95,8 @@ struct CachingTests {
             let resource = CachedResource(
                 baseURL: server.baseURL, key: "no", query: ["cc": "max-age=600"], cachePolicy: .networkOnly)
             _ = try await resource.load(using: coordinator)
-            let cached = CachedResource(baseURL: server.baseURL, key: "no", query: ["cc": "max-age=600"], cachePolicy: .cacheOnly())
+            let cached = CachedResource(
+                baseURL: server.baseURL, key: "no", query: ["cc": "max-age=600"], cachePolicy: .cacheOnly())
             #expect(await serviceError { _ = try await cached.load(using: coordinator) }?.code == .cacheMiss)
         }
     }
@@ -157,7 +159,8 @@ struct CachingTests {
     @Test("ETag revalidation: If-None-Match, 304 serves the stored body; a new version replaces it")
     func etagRevalidation() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = CachedResource(baseURL: server.baseURL, key: "etag", query: ["cc": "max-age=0", "etag": "1"])
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "etag", query: ["cc": "max-age=0", "etag": "1"])
             let first = try await resource.loadResponse(using: coordinator)
             let second = try await resource.loadResponse(using: coordinator)
             #expect(second.source == .revalidated && second.value == first.value)
@@ -235,7 +238,8 @@ struct CachingTests {
     @Test("no-cache revalidates every time")
     func noCache() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = CachedResource(baseURL: server.baseURL, key: "nc", query: ["cc": "no-cache, max-age=600", "etag": "1"])
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "nc", query: ["cc": "no-cache, max-age=600", "etag": "1"])
             _ = try await resource.load(using: coordinator)
             for _ in 0..<3 { #expect(try await resource.loadResponse(using: coordinator).source == .revalidated) }
             #expect(server.cacheCounts("nc") == (4, 3))
@@ -245,7 +249,8 @@ struct CachingTests {
     @Test("max-age counts the Age the server reports")
     func maxAgeWithAge() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = CachedResource(baseURL: server.baseURL, key: "age", query: ["cc": "max-age=60", "age": "50"])
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "age", query: ["cc": "max-age=60", "age": "50"])
             _ = try await resource.load(using: coordinator)
             clock.advance(8)
             #expect(try await resource.loadResponse(using: coordinator).source == .memory)
@@ -270,7 +275,8 @@ struct CachingTests {
     @Test("stale-if-error serves the stale value when the server is down or failing")
     func staleIfError() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = CachedResource(baseURL: server.baseURL, key: "sie", query: ["cc": "max-age=1, stale-if-error=300"])
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "sie", query: ["cc": "max-age=1, stale-if-error=300"])
             let stored = try await resource.load(using: coordinator)
             clock.advance(10)
             server.failCacheKey("sie", status: 503)
@@ -324,7 +330,8 @@ struct CachingTests {
     @Test("an unsafe method that succeeds invalidates the URL's stored response")
     func unsafeMethodsInvalidate() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = CachedResource(baseURL: server.baseURL, key: "inv", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "inv", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
             _ = try await resource.load(using: coordinator)
             #expect(try await resource.loadResponse(using: coordinator).source == .memory)
             var post = resource
@@ -338,7 +345,8 @@ struct CachingTests {
     @Test("updates(): the cached value, then the network's, with sources marked")
     func updates() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let resource = CachedResource(baseURL: server.baseURL, key: "up", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "up", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
             var first: [Loaded<Versioned>] = []
             for try await update in resource.updates(using: coordinator) { first.append(update) }
             #expect(first.map(\.source) == [.network])
@@ -350,7 +358,8 @@ struct CachingTests {
             #expect(server.cacheCounts("up").requests == 2)
 
             let tagged = CachedResource(
-                baseURL: server.baseURL, key: "up-etag", query: ["etag": "1"], cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
+                baseURL: server.baseURL, key: "up-etag", query: ["etag": "1"],
+                cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
             _ = try await tagged.load(using: coordinator)
             var third: [ResponseSource] = []
             for try await update in tagged.updates(using: coordinator) { third.append(update.source) }
@@ -378,7 +387,8 @@ struct CachingTests {
 
     @Test("the disk tier serves a new coordinator (and a new process) without a request")
     func diskTier() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
@@ -400,7 +410,8 @@ struct CachingTests {
     @Test("a stored response that no longer decodes is removed and loaded afresh")
     func undecodableEntry() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
-            let lenient = CachedResource(baseURL: server.baseURL, key: "shape", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
+            let lenient = CachedResource(
+                baseURL: server.baseURL, key: "shape", cachePolicy: .cacheElseNetwork(maxAge: .seconds(600)))
             _ = try await lenient.load(using: coordinator)
             server.setCacheVersion("shape", 2)
             let strict = StrictResource(inner: lenient)
@@ -415,7 +426,8 @@ struct CachingTests {
             server, coordinator, _ in
             let stream = coordinator.events()
             for key in ["e1", "e2", "e3"] {
-                let resource = CachedResource(baseURL: server.baseURL, key: key, query: ["cc": "max-age=600", "etag": "1"])
+                let resource = CachedResource(
+                    baseURL: server.baseURL, key: key, query: ["cc": "max-age=600", "etag": "1"])
                 _ = try await resource.load(using: coordinator)
             }
             let again = CachedResource(baseURL: server.baseURL, key: "e3", query: ["cc": "max-age=600", "etag": "1"])
@@ -454,7 +466,8 @@ struct StrictResource: Resource {
     func decode(_ body: Data, response: HTTPResponse) throws -> Versioned {
         let value = try JSONDecoder().decode(Versioned.self, from: body)
         guard value.version >= 2 else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "version 1 is no longer understood"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "version 1 is no longer understood"))
         }
         return value
     }

@@ -137,14 +137,16 @@ struct CoalescingTests {
             request.headerFields[.authorization] = auth
             request.headerFields[HTTPField.Name("traceparent")!] = trace
             return FlightKey(
-                request, body: body.map { .string($0) }, ignoring: RequestCoordinator.Configuration().headersIgnoredForCoalescing)
+                request, body: body.map { .string($0) },
+                ignoring: RequestCoordinator.Configuration().headersIgnoredForCoalescing)
         }
         #expect(key("Bearer a") == key("Bearer a", trace: "2"))
         #expect(key("Bearer a") != key("Bearer b"))
         #expect(key("Bearer a", body: "1") != key("Bearer a", body: "2"))
-        #expect(FlightKey(
-            HTTPRequest(method: .post, scheme: "https", authority: "a.test", path: "/x"),
-            body: .file(atPath: "/tmp/x"), ignoring: []) == nil)
+        #expect(
+            FlightKey(
+                HTTPRequest(method: .post, scheme: "https", authority: "a.test", path: "/x"),
+                body: .file(atPath: "/tmp/x"), ignoring: []) == nil)
     }
 }
 

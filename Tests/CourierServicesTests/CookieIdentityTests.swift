@@ -29,9 +29,12 @@ struct CookieIdentityTests {
         }
         transport.holdResponses()
         let jars = CookieJar.Partitioned()
-        let coordinator = RequestCoordinator(transport: transport, configuration: configuration(CookieDecorator(jars: jars)))
+        let coordinator = RequestCoordinator(
+            transport: transport, configuration: configuration(CookieDecorator(jars: jars)))
         let resource = CookiesResource(base: "http://api.test")
-        async let alice = CookieJar.Partitioned.$current.withValue("alice") { try await resource.load(using: coordinator) }
+        async let alice = CookieJar.Partitioned.$current.withValue("alice") {
+            try await resource.load(using: coordinator)
+        }
         async let bob = CookieJar.Partitioned.$current.withValue("bob") { try await resource.load(using: coordinator) }
         await coordinator.waitForWaiters(2)
         transport.releaseResponses()
@@ -48,7 +51,8 @@ struct CookieIdentityTests {
         transport.respondToAll { _, _ in .json(#"{"cookies":{},"lines":[]}"#) }
         transport.holdResponses()
         let jars = CookieJar.Partitioned()
-        let coordinator = RequestCoordinator(transport: transport, configuration: configuration(CookieDecorator(jars: jars)))
+        let coordinator = RequestCoordinator(
+            transport: transport, configuration: configuration(CookieDecorator(jars: jars)))
         let resource = CookiesResource(base: "http://api.test")
         try await CookieJar.Partitioned.$current.withValue("alice") {
             async let first = resource.load(using: coordinator)
@@ -74,9 +78,12 @@ struct CookieIdentityTests {
         let jars = CookieJar.Partitioned()
         for user in ["alice", "bob"] { jars.jar(for: user).insert(Cookie(name: "u", value: user, domain: "127.0.0.1")) }
         try await withCoordinator(configuration: configuration(CookieDecorator(jars: jars))) { server, coordinator in
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "cookie-partition", query: ["cc": "max-age=600"])
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "cookie-partition", query: ["cc": "max-age=600"])
             for user in ["alice", "bob", "alice", "bob"] {
-                _ = try await CookieJar.Partitioned.$current.withValue(user) { try await resource.load(using: coordinator) }
+                _ = try await CookieJar.Partitioned.$current.withValue(user) {
+                    try await resource.load(using: coordinator)
+                }
             }
             let seen = server.requests(to: "/cache").map { $0.header("Cookie") }
             #expect(seen == ["u=alice", "u=bob"])
@@ -89,7 +96,8 @@ struct CookieIdentityTests {
         let transport = CurlTransport()
         let recorder = HARRecorder(wrapping: transport)
         let jar = CookieJar()
-        let coordinator = RequestCoordinator(transport: recorder, configuration: configuration(CookieDecorator(jar: jar)))
+        let coordinator = RequestCoordinator(
+            transport: recorder, configuration: configuration(CookieDecorator(jar: jar)))
         _ = try await CookiesResource.raw(server.baseURL, "sid=TOPSECRET; Path=/").load(using: coordinator)
         _ = try await CookiesResource(base: server.baseURL, path: "/cookies/other").load(using: coordinator)
         await coordinator.shutdown()

@@ -8,7 +8,9 @@ import Testing
 struct CookieParsingTests {
     let now = Date(timeIntervalSince1970: 1_700_000_000)
 
-    func parse(_ field: String, host: String = "www.example.com", path: String = "/a/b/c", secure: Bool = true) -> Cookie? {
+    func parse(_ field: String, host: String = "www.example.com", path: String = "/a/b/c", secure: Bool = true)
+        -> Cookie?
+    {
         Cookie(setCookie: field, host: host, path: path, isSecure: secure, now: now)
     }
 
@@ -21,12 +23,15 @@ struct CookieParsingTests {
         #expect(cookie.created == now)
     }
 
-    @Test("malformed, oversized or refused cookies are ignored", arguments: [
-        "no-equals-sign", "=value", " =value", "a=b\u{1}c", "a=b\u{7F}", String(repeating: "x", count: 4090) + "=123456",
-        "a=1; Domain=com", "a=1; Domain=.com", "a=1; Domain=other.org", "a=1; Domain=ample.com",
-        "a=1; Domain=127.0.0.1", "a=1; Domain=example..com", "__Secure-a=1", "__Host-a=1; Secure",
-        "__Host-a=1; Secure; Path=/; Domain=example.com",
-    ])
+    @Test(
+        "malformed, oversized or refused cookies are ignored",
+        arguments: [
+            "no-equals-sign", "=value", " =value", "a=b\u{1}c", "a=b\u{7F}",
+            String(repeating: "x", count: 4090) + "=123456",
+            "a=1; Domain=com", "a=1; Domain=.com", "a=1; Domain=other.org", "a=1; Domain=ample.com",
+            "a=1; Domain=127.0.0.1", "a=1; Domain=example..com", "__Secure-a=1", "__Host-a=1; Secure",
+            "__Host-a=1; Secure; Path=/; Domain=example.com",
+        ])
     func refused(field: String) {
         #expect(parse(field) == nil)
     }
@@ -50,25 +55,32 @@ struct CookieParsingTests {
         #expect(parse("a=1; Domain=0.0.1", host: "127.0.0.1") == nil)
     }
 
-    @Test("Path defaults to the request path's directory (RFC 6265, section 5.1.4)", arguments: [
-        ("/a/b/c", "", "/a/b"), ("/a", "", "/"), ("/", "", "/"), ("/a/b/", "", "/a/b"), ("/a/b", "; Path=rel", "/a"),
-        ("/a/b", "; Path=", "/a"), ("/a/b", "; Path=/x; Path=/y", "/y"),
-    ])
+    @Test(
+        "Path defaults to the request path's directory (RFC 6265, section 5.1.4)",
+        arguments: [
+            ("/a/b/c", "", "/a/b"), ("/a", "", "/"), ("/", "", "/"), ("/a/b/", "", "/a/b"),
+            ("/a/b", "; Path=rel", "/a"),
+            ("/a/b", "; Path=", "/a"), ("/a/b", "; Path=/x; Path=/y", "/y"),
+        ])
     func defaultPath(requestPath: String, attribute: String, expected: String) {
         #expect(parse("a=1" + attribute, path: requestPath)?.path == expected)
     }
 
-    @Test("Expires takes HTTP dates and the Netscape form; an invalid one is ignored", arguments: [
-        ("Wed, 15 Nov 2023 00:00:00 GMT", 1_700_006_400.0), ("Wednesday, 15-Nov-23 00:00:00 GMT", 1_700_006_400),
-        ("Wed Nov 15 00:00:00 2023", 1_700_006_400), ("Wed, 15-Nov-2023 00:00:00 GMT", 1_700_006_400),
-    ])
+    @Test(
+        "Expires takes HTTP dates and the Netscape form; an invalid one is ignored",
+        arguments: [
+            ("Wed, 15 Nov 2023 00:00:00 GMT", 1_700_006_400.0), ("Wednesday, 15-Nov-23 00:00:00 GMT", 1_700_006_400),
+            ("Wed Nov 15 00:00:00 2023", 1_700_006_400), ("Wed, 15-Nov-2023 00:00:00 GMT", 1_700_006_400),
+        ])
     func expires(text: String, seconds: Double) {
         #expect(parse("a=1; Expires=\(text)")?.expires == Date(timeIntervalSince1970: seconds))
     }
 
     @Test("an unparsable Expires or Max-Age leaves a session cookie")
     func invalidExpiry() throws {
-        for attribute in ["Expires=tomorrow", "Expires=Wed, 15 Nov 2023 25:00:00 GMT", "Max-Age=1e3", "Max-Age=", "Max-Age=+5"] {
+        for attribute in [
+            "Expires=tomorrow", "Expires=Wed, 15 Nov 2023 25:00:00 GMT", "Max-Age=1e3", "Max-Age=", "Max-Age=+5",
+        ] {
             let cookie = try #require(parse("a=1; " + attribute))
             #expect(cookie.expires == nil, "\(attribute)")
         }

@@ -174,7 +174,9 @@ struct DecoratorTests {
                 var endpoint: Endpoint { Endpoint(base, path: "/auth", query: ["valid": "fresh", "i": "\(index)"]) }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for i in 0..<50 { group.addTask { _ = try await Auth(base: server.baseURL, index: i).load(using: coordinator) } }
+                for i in 0..<50 {
+                    group.addTask { _ = try await Auth(base: server.baseURL, index: i).load(using: coordinator) }
+                }
                 try await group.waitForAll()
             }
             #expect(tokens.refreshes.load(ordering: .relaxed) == 1)

@@ -16,7 +16,9 @@ struct DownloadMemoryTests {
 
     @Test(
         "a 50 MB download keeps the peak resident memory far below 50 MB above the baseline",
-        .disabled(if: SanitizerRun.isThreadSanitizer, "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
+        .disabled(
+            if: SanitizerRun.isThreadSanitizer,
+            "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
     func fiftyMegabytes() async throws {
         let directory = try TransferDirectory()
         let path = directory.file("large.bin")

@@ -55,7 +55,8 @@ struct DownloadPipelineTests {
         configuration.tracer = tracer
         try await withCoordinator(configuration: configuration) { server, coordinator in
             let events = coordinator.events()
-            let resource = TransferResource(server, "/transfers/file", ["n": "500000", "cutAt": "1000", "key": "events"])
+            let resource = TransferResource(
+                server, "/transfers/file", ["n": "500000", "cutAt": "1000", "key": "events"])
             let loaded = try await coordinator.download(resource, to: directory.file("traced.bin")).value
             await coordinator.shutdown()
             var kinds: [String] = []

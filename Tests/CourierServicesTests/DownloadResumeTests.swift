@@ -40,7 +40,8 @@ struct DownloadResumeTests {
         let path = directory.file("restarted.bin")
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
             let resource = TransferResource(
-                server, "/transfers/file", ["n": "\(Self.size)", "key": "ignore", "cutAt": "\(Self.cut)", "honorRange": "0"])
+                server, "/transfers/file",
+                ["n": "\(Self.size)", "key": "ignore", "cutAt": "\(Self.cut)", "honorRange": "0"])
             let loaded = try await coordinator.download(resource, to: path).value
             #expect(loaded.value.resumeCount == 0)
             #expect(loaded.response.status.code == 200)
@@ -60,7 +61,8 @@ struct DownloadResumeTests {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
             var query = ["n": "\(Self.size)", "key": "v-\(variant)", "cutAt": "\(Self.cut)"]
             if variant == "noranges" { query["ranges"] = "0" } else { query["validator"] = variant }
-            let loaded = try await coordinator.download(TransferResource(server, "/transfers/file", query), to: path).value
+            let loaded = try await coordinator.download(TransferResource(server, "/transfers/file", query), to: path)
+                .value
             #expect(loaded.value.resumeCount == 0)
             let requests = server.requests(to: "/transfers/file")
             try #require(requests.count == 2)

@@ -22,7 +22,9 @@ import Testing
     func aBrokenReplyIsSentOnce(path: String, code: ServiceError.Code) async throws {
         try await withCoordinator { server, coordinator in
             let before = server.snapshot.requestCount
-            let error = await serviceError { _ = try await Route(base: server.baseURL, path: path).load(using: coordinator) }
+            let error = await serviceError {
+                _ = try await Route(base: server.baseURL, path: path).load(using: coordinator)
+            }
             #expect(error?.code == code)
             #expect(server.snapshot.requestCount - before == 1)
         }
@@ -43,7 +45,9 @@ import Testing
 
     @Test func aResourceSetsItsOwnIdleLimit() async throws {
         try await withCoordinator { server, coordinator in
-            let error = await serviceError { _ = try await Stalled(base: server.baseURL, idle: .seconds(1)).load(using: coordinator) }
+            let error = await serviceError {
+                _ = try await Stalled(base: server.baseURL, idle: .seconds(1)).load(using: coordinator)
+            }
             #expect(error?.code == .timedOut)
         }
     }

@@ -107,15 +107,17 @@ struct FleetCollapsingTests {
         let fleetSpans = spans.filter { $0.attributes.get("courier.cache.fleet") != nil }
         #expect(fleetSpans.count == 2)
         for (outcome, source) in [("leaseTaken", "network"), ("leaseWaited", "shared")] {
-            #expect(fleetSpans.contains {
-                $0.attributes.get("courier.cache.fleet") == .string(outcome)
-                    && $0.attributes.get("courier.cache.source") == .string(source)
-            })
+            #expect(
+                fleetSpans.contains {
+                    $0.attributes.get("courier.cache.fleet") == .string(outcome)
+                        && $0.attributes.get("courier.cache.source") == .string(source)
+                })
         }
         let outcome = { metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", $0)]) }
         #expect(outcome("leaseTaken") == 1 && outcome("leaseWaited") == 1 && outcome("leaseWaitTimedOut") == 0)
         #expect(
-            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "shared")]) == 1)
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "shared")])
+                == 1)
     }
 
     @Test("a holder that stores nothing within the wait: the waiter fetches itself (injected clock)")
@@ -251,7 +253,10 @@ struct FleetCollapsingTests {
     func failingStore() async throws {
         let policy = Self.policy.collapsingAcrossFleet()
         #expect(policy.fleetCollapsing == FleetCollapsing(wait: .seconds(5), lease: .seconds(10)))
-        #expect("\(policy)" == "cacheElseNetwork(maxAge: 600.0 seconds).collapsingAcrossFleet(wait: 5.0 seconds, lease: 10.0 seconds)")
+        #expect(
+            "\(policy)"
+                == "cacheElseNetwork(maxAge: 600.0 seconds).collapsingAcrossFleet(wait: 5.0 seconds, lease: 10.0 seconds)"
+        )
         #expect(Self.policy.fleetCollapsing == nil && policy != Self.policy)
         let store = LeasingTestStore()
         await store.setFailing(true)
@@ -274,6 +279,7 @@ struct FleetCollapsingTests {
         // Every failed call of the store: the lookup, the lease and the store.
         #expect(metrics.counterTotal(label: "courier.cache.store_failures", dimensions: [("tier", "shared")]) == 3)
         #expect(
-            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")]) == 1)
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")])
+                == 1)
     }
 }

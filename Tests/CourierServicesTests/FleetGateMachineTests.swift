@@ -85,7 +85,10 @@ struct FleetGateMachineTests {
         var random = SeededGenerator(seed: seed)
         var machine = Machine()
         let keys = ["a", "b"]
-        enum Model { case deciding(leader: Int, waiting: Set<Int>), holding(leader: Int) }
+        enum Model {
+            case deciding(leader: Int, waiting: Set<Int>)
+            case holding(leader: Int)
+        }
         var model: [String: Model] = [:]
         var answers: [Int: [FleetGate.Turn]] = [:]
         var issued = 0
@@ -102,7 +105,8 @@ struct FleetGateMachineTests {
                 case (nil, nil), (.holding, .holding?): break
                 case (.deciding(_, let waiting), .deciding(let followers)?):
                     #expect(Set(followers.keys.map { Int($0) }) == waiting, "seed \(seed), \(key): followers differ")
-                default: Issue.record("seed \(seed), after \(step): \(key) is \(String(describing: machine.phases[key]))")
+                default:
+                    Issue.record("seed \(seed), after \(step): \(key) is \(String(describing: machine.phases[key]))")
                 }
             }
         }
@@ -144,7 +148,8 @@ struct FleetGateMachineTests {
                 }
                 check("enter")
             case 45..<60:
-                guard case .deciding(let leader, var waiting) = model[key], let load = waiting.randomElement(using: &random)
+                guard case .deciding(let leader, var waiting) = model[key],
+                    let load = waiting.randomElement(using: &random)
                 else { continue }
                 let withdrawn = machine.withdraw(key, id: UInt64(load))
                 #expect(withdrawn == load, "seed \(seed): withdrew the wrong load")

@@ -11,7 +11,9 @@ struct FlightKeyTests {
 
     func request(path: String = "/items?page=1", fields: [(String, String)] = []) -> HTTPRequest {
         var request = HTTPRequest(method: .get, scheme: "https", authority: "api.test", path: path)
-        for (name, value) in fields { request.headerFields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        for (name, value) in fields {
+            request.headerFields.append(HTTPField(name: HTTPField.Name(name)!, value: value))
+        }
         return request
     }
 
@@ -39,14 +41,19 @@ struct FlightKeyTests {
         #expect(base != key(fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")], body: .string("2")))
         #expect(base != key(fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")]))
         #expect(
-            base != key(
-                fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")],
-                body: .string("1", contentType: "application/json")))
+            base
+                != key(
+                    fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")],
+                    body: .string("1", contentType: "application/json")))
         #expect(
-            base != key(
-                path: "/items?page=2", fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")], body: .string("1")))
+            base
+                != key(
+                    path: "/items?page=2", fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")],
+                    body: .string("1")))
         #expect(
-            base != key(fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")], body: .string("1"), tag: "T"))
+            base
+                != key(
+                    fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")], body: .string("1"), tag: "T"))
         var post = request(fields: [("Authorization", "Bearer a"), ("Accept-Language", "en")])
         post.method = .post
         #expect(base != FlightKey(post, body: .string("1"), ignoring: Self.ignored))
@@ -68,7 +75,6 @@ struct FlightKeyTests {
         twin.storedHash = 42
         #expect(table[twin] == "alice")
     }
-
 
     @Test("the key's hash keeps parts apart and reads every byte of a long value")
     func keyHasher() {

@@ -29,7 +29,9 @@ struct FlightLeaderTests {
     /// transport written outside Courier would.
     struct PlainTransport: HTTPTransport {
         let mock: MockTransport
-        func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws -> TransportResponse {
+        func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+            -> TransportResponse
+        {
             try await mock.send(request, body: body, options: options)
         }
     }
@@ -173,7 +175,8 @@ struct FlightLeaderTests {
 
 @Suite("A load leads its transfer on its own task, over loopback")
 struct LoopbackFlightLeaderTests {
-    @Test("cancelling the leader: the server sees its connection close and a second request; the joiners get its answer")
+    @Test(
+        "cancelling the leader: the server sees its connection close and a second request; the joiners get its answer")
     func leaderHandsOverOverLoopback() async throws {
         try await withCoordinator { server, coordinator in
             let resource = GateResource(baseURL: server.baseURL, name: "handover")
@@ -193,7 +196,9 @@ struct LoopbackFlightLeaderTests {
         }
     }
 
-    @Test("shutdown(cancellingInFlight:) ends a transfer its leader runs on its own task: the server sees the connection close")
+    @Test(
+        "shutdown(cancellingInFlight:) ends a transfer its leader runs on its own task: the server sees the connection close"
+    )
     func shutdownOverLoopback() async throws {
         try await withCoordinator { server, coordinator in
             let resource = GateResource(baseURL: server.baseURL, name: "shutdown-leader")

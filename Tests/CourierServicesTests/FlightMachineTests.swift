@@ -32,8 +32,14 @@ struct FlightMachineTests {
 
     @Test func theFirstLoadLeadsAndTheNextJoins() {
         var machine = Machine()
-        guard case .startTask = Self.admit(&machine, 1, key: 7) else { Issue.record("first must lead"); return }
-        guard case .joined = Self.admit(&machine, 2, key: 7) else { Issue.record("second must join"); return }
+        guard case .startTask = Self.admit(&machine, 1, key: 7) else {
+            Issue.record("first must lead")
+            return
+        }
+        guard case .joined = Self.admit(&machine, 2, key: 7) else {
+            Issue.record("second must join")
+            return
+        }
         #expect(machine.isJoinable(7))
         #expect(machine.waiterCount == 2)
         let cancelNow = machine.taskStarted(1, task: 100)
@@ -50,8 +56,14 @@ struct FlightMachineTests {
 
     @Test func aLoadWithoutAKeyNeverJoins() {
         var machine = Machine()
-        guard case .startTask = Self.admit(&machine, 1, key: nil) else { Issue.record("must lead"); return }
-        guard case .startTask = Self.admit(&machine, 2, key: nil) else { Issue.record("must lead too"); return }
+        guard case .startTask = Self.admit(&machine, 1, key: nil) else {
+            Issue.record("must lead")
+            return
+        }
+        guard case .startTask = Self.admit(&machine, 2, key: nil) else {
+            Issue.record("must lead too")
+            return
+        }
         #expect(machine.flights.count == 2)
     }
 
@@ -96,7 +108,10 @@ struct FlightMachineTests {
             Issue.record("a second leader for the key must be sent to admit")
             return
         }
-        guard case .joined = Self.admit(&machine, 2, key: 7, inline: true) else { Issue.record("must join"); return }
+        guard case .joined = Self.admit(&machine, 2, key: 7, inline: true) else {
+            Issue.record("must join")
+            return
+        }
         #expect(machine.waiterCount == 2)
     }
 
@@ -124,7 +139,10 @@ struct FlightMachineTests {
     @Test func aCancelledLeaderWithNobodyWaitingEndsItsFlight() {
         var machine = Machine()
         _ = machine.admitLeader(id: 1, key: 7, cancellation: 1, taskIsCancelled: false)
-        guard case .landed = machine.land(1, handingOver: true) else { Issue.record("must land"); return }
+        guard case .landed = machine.land(1, handingOver: true) else {
+            Issue.record("must land")
+            return
+        }
         #expect(machine.flights.isEmpty && !machine.isJoinable(7))
     }
 
@@ -180,7 +198,10 @@ struct FlightMachineTests {
         #expect(actions.cancellations == [3])
         #expect(machine.joinable.isEmpty && machine.waiting.isEmpty)
         // A cancelled leader is not handed over after a cancelling shutdown.
-        guard case .landed = machine.land(3, handingOver: true) else { Issue.record("must land"); return }
+        guard case .landed = machine.land(3, handingOver: true) else {
+            Issue.record("must land")
+            return
+        }
     }
 
     @Test func aDrainWaiterIsAnsweredWhenTheLastFlightLands() {
@@ -262,7 +283,9 @@ struct FlightMachineTests {
                 let cancelled = random.chance(0.03)
                 if leadsInline {
                     switch machine.admitLeader(id: id, key: key, cancellation: id, taskIsCancelled: cancelled) {
-                    case .refused: check("a refused leader"); continue
+                    case .refused:
+                        check("a refused leader")
+                        continue
                     case .leads:
                         inline[id] = id
                         check("a leader on its task")
@@ -276,7 +299,8 @@ struct FlightMachineTests {
                     cancelled: cancelled)
                 {
                 case .refused: resume(id)
-                case .joined: if let key, let serial = machine.joinable[key] { joinOrder[serial, default: []].append(id) }
+                case .joined:
+                    if let key, let serial = machine.joinable[key] { joinOrder[serial, default: []].append(id) }
                 case .startTask: pendingStart.append(id)
                 case .leadsInline:
                     resume(id)

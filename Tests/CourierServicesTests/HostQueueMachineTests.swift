@@ -32,14 +32,17 @@ struct HostQueueMachineTests {
 
     @Test func aLoadQueuedWhileAPlaceIsFreeTakesItAtOnce() {
         var machine = Machine()
-        #expect(Self.take(machine.queue(1, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false)) == .admitted)
+        #expect(
+            Self.take(machine.queue(1, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false)) == .admitted)
         #expect(machine.lines["a"]?.running == 1)
     }
 
     @Test func aGivenBackPlaceGoesToTheOldestWaiter() {
         var machine = Machine()
         _ = machine.enterIfRoom("a", limit: 1)
-        for waiter in 1...3 { _ = machine.queue(waiter, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false) }
+        for waiter in 1...3 {
+            _ = machine.queue(waiter, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false)
+        }
         #expect(Self.take(machine.leave("a")) == 1)
         #expect(Self.take(machine.leave("a")) == 2)
         #expect(Self.take(machine.leave("a")) == 3)
@@ -60,13 +63,19 @@ struct HostQueueMachineTests {
 
     @Test func refusalsComeBeforeAnyPlace() {
         var machine = Machine()
-        #expect(Self.take(machine.queue(1, for: "a", limit: 1, taskIsCancelled: true, deadlinePassed: false)) == .refused(.cancelled))
-        #expect(Self.take(machine.queue(2, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: true)) == .refused(.timedOut))
+        #expect(
+            Self.take(machine.queue(1, for: "a", limit: 1, taskIsCancelled: true, deadlinePassed: false))
+                == .refused(.cancelled))
+        #expect(
+            Self.take(machine.queue(2, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: true))
+                == .refused(.timedOut))
         #expect(machine.isIdle)
         _ = machine.enterIfRoom("a", limit: 1)
         _ = machine.queue(3, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false)
         #expect(Self.take(machine.shutDown()) == [3])
-        #expect(Self.take(machine.queue(4, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false)) == .refused(.shutDown))
+        #expect(
+            Self.take(machine.queue(4, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false))
+                == .refused(.shutDown))
     }
 
     @Test func idleLinesAreDroppedOnceThereAreMany() {
@@ -85,7 +94,8 @@ struct HostQueueMachineTests {
         _ = machine.enterIfRoom("a", limit: 1)
         var tickets: [UInt64] = []
         for waiter in 0..<3_000 {
-            tickets.append(Self.waits(machine.queue(waiter, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false))!)
+            tickets.append(
+                Self.waits(machine.queue(waiter, for: "a", limit: 1, taskIsCancelled: false, deadlinePassed: false))!)
         }
         for ticket in tickets.dropLast() { _ = machine.withdraw("a", ticket: ticket) }
         let line = machine.lines["a"]!

@@ -66,7 +66,11 @@ struct HostQueueTests {
         for id in 0..<5 {
             loads.append(Task { try await Item(id: id).load(using: coordinator) })
             // One at a time, so that the order they queue in is known.
-            if id == 0 { #expect(await mock.waitForRequests(1)) } else { #expect(await Self.waitForTurnWaiters(id, in: coordinator)) }
+            if id == 0 {
+                #expect(await mock.waitForRequests(1))
+            } else {
+                #expect(await Self.waitForTurnWaiters(id, in: coordinator))
+            }
         }
         #expect(mock.requestCount == 1)
         while mock.requestCount < 5 {
@@ -97,7 +101,9 @@ struct HostQueueTests {
         #expect(coordinator.hostQueue?.isIdle == true)
     }
 
-    @Test("another host's loads, identical loads (they join), cache reads and a limit of 0 never wait; a POST waits like a GET")
+    @Test(
+        "another host's loads, identical loads (they join), cache reads and a limit of 0 never wait; a POST waits like a GET"
+    )
     func whoNeverWaits() async throws {
         let (mock, coordinator) = Self.coordinator(limit: 1)
         mock.respond(to: .post, "/item*", with: .json(#"{"ok":true}"#))
@@ -109,7 +115,9 @@ struct HostQueueTests {
         #expect(await mock.waitForRequests(2))
         let joiner = Task { try await Item(id: 1).load(using: coordinator) }
         #expect(await coordinator.waitForWaiters(4))  // the leaders, the joiner and the queued load
-        let cacheRead = Task { try await Item(id: 4, cachePolicy: .cacheElseNetwork(maxAge: .seconds(60))).load(using: coordinator) }
+        let cacheRead = Task {
+            try await Item(id: 4, cachePolicy: .cacheElseNetwork(maxAge: .seconds(60))).load(using: coordinator)
+        }
         #expect(await mock.waitForRequests(3))
         var post = try HTTPRequest(method: .post, urlString: "http://mock.test/item/5")
         post.headerFields[.contentType] = "application/json"
@@ -129,7 +137,9 @@ struct HostQueueTests {
         for load in loads { _ = try await load.value }
     }
 
-    @Test("a waiting load fails with cancelled when cancelled, timedOut when its timeout runs out, shutDown at shutdown; the others keep their place")
+    @Test(
+        "a waiting load fails with cancelled when cancelled, timedOut when its timeout runs out, shutDown at shutdown; the others keep their place"
+    )
     func waitingLoadsEnd() async throws {
         let (mock, coordinator) = Self.coordinator(limit: 1)
         let first = Task { try await Item(id: 0).load(using: coordinator) }
@@ -141,7 +151,9 @@ struct HostQueueTests {
         cancelled.cancel()
         #expect(await serviceError { _ = try await cancelled.value }?.code == .cancelled)
         let started = ContinuousClock.now
-        let timedOut = await serviceError { _ = try await Item(id: 3, timeout: .milliseconds(200)).load(using: coordinator) }
+        let timedOut = await serviceError {
+            _ = try await Item(id: 3, timeout: .milliseconds(200)).load(using: coordinator)
+        }
         #expect(timedOut?.code == .timedOut)
         #expect(ContinuousClock.now - started >= .milliseconds(200))
         #expect(coordinator.hostQueue?.waiterCount == 1)
@@ -171,7 +183,9 @@ struct HostQueueTests {
     struct TimeoutRecorder: HTTPTransport {
         let mock: MockTransport
         let timeouts = LockedValue<[String: [Duration?]]>([:])
-        func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws -> TransportResponse {
+        func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+            -> TransportResponse
+        {
             timeouts.withLock { $0[request.path ?? "", default: []].append(options.timeout) }
             return try await mock.send(request, body: body, options: options)
         }
@@ -181,7 +195,8 @@ struct HostQueueTests {
     func waitCountsAgainstTheTimeout() async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/item*", with: .json(#"{"ok":true}"#))
-        mock.respond(to: .get, "/item/1", with: [.serviceUnavailable(retryAfter: .zero), .json(#"{"ok":true}"#)])  // the later route wins
+        // The later route wins.
+        mock.respond(to: .get, "/item/1", with: [.serviceUnavailable(retryAfter: .zero), .json(#"{"ok":true}"#)])
         mock.holdResponses()
         let recorder = TimeoutRecorder(mock: mock)
         var configuration = RequestCoordinator.Configuration()
@@ -223,7 +238,9 @@ struct HostQueueUnitTests {
         #expect(queue.isIdle)
     }
 
-    @Test("a line whose places are held long, with thousands of waits that time out: its list of turns stays short; a held place survives the idle lines being dropped")
+    @Test(
+        "a line whose places are held long, with thousands of waits that time out: its list of turns stays short; a held place survives the idle lines being dropped"
+    )
     func withdrawnTicketsDoNotPileUp() async {
         let queue = HostQueue(limit: 1)
         let busy = Self.host("busy.test")

@@ -15,7 +15,10 @@ final class Calls: Sendable {
 
 @Suite("Callback chain")
 struct LoadHandleTests {
-    struct Item: Decodable, Sendable { var id: Int; var name: String }
+    struct Item: Decodable, Sendable {
+        var id: Int
+        var name: String
+    }
     struct ItemResource: Resource {
         typealias Response = Item
         var path = "/item"

@@ -1,9 +1,9 @@
+import CourierCore
 import CourierServices
 import Foundation
 import HTTPTypes
 import Testing
 
-import CourierCore
 @testable import CourierServices
 
 /// The per-load work `load()` does once: the request validated once (the transport is told),
@@ -25,7 +25,8 @@ struct LoadHoistingTests {
             -> StreamingTransportResponse
         {
             self.options.withLock { $0.append(options) }
-            return StreamingTransportResponse(head: HTTPResponse(status: .ok), metrics: TransferMetrics(), body: .bytes(Data()))
+            return StreamingTransportResponse(
+                head: HTTPResponse(status: .ok), metrics: TransferMetrics(), body: .bytes(Data()))
         }
     }
 
@@ -58,9 +59,14 @@ struct LoadHoistingTests {
 
     @Test("query items keep their order, empty names and valueless items")
     func query() throws {
-        let items = [URLQueryItem(name: "", value: nil), URLQueryItem(name: "a b", value: "1&2"), URLQueryItem(name: "f", value: nil)]
+        let items = [
+            URLQueryItem(name: "", value: nil), URLQueryItem(name: "a b", value: "1&2"),
+            URLQueryItem(name: "f", value: nil),
+        ]
         #expect(try Endpoint("http://h", path: "/q", query: items).components().path == "/q?&a%20b=1%262&f")
-        #expect(try Endpoint("http://h", path: "/q", query: [URLQueryItem(name: "", value: "")]).components().path == "/q?=")
+        #expect(
+            try Endpoint("http://h", path: "/q", query: [URLQueryItem(name: "", value: "")]).components().path == "/q?="
+        )
     }
 
     @Test("bad base URLs fail with invalidRequest, whatever the case of the scheme")

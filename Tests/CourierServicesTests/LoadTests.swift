@@ -9,7 +9,10 @@ import Testing
 
 @Suite("load()")
 struct LoadTests {
-    struct Item: Codable, Sendable, Equatable { var id: Int; var name: String }
+    struct Item: Codable, Sendable, Equatable {
+        var id: Int
+        var name: String
+    }
 
     struct Items: Resource {
         typealias Response = [Item]
@@ -60,7 +63,10 @@ struct LoadTests {
 
     @Test("a decoding failure is decodingFailed and names the coding path")
     func decodingPath() async throws {
-        struct Strict: Codable, Sendable { var id: Int; var name: Int }
+        struct Strict: Codable, Sendable {
+            var id: Int
+            var name: Int
+        }
         struct Bad: Resource {
             typealias Response = [Strict]
             let base: String
@@ -105,8 +111,10 @@ struct LoadTests {
             #expect(error?.response?.headerFields[.contentType] == "text/plain")
             #expect(error?.bodyExcerpt == "status 418")
             #expect(error?.isRetryable == false)
-            let accepted = try await Text<String>(base: server.baseURL, path: "/status/418", acceptableStatus: 200..<500)
-                .load(using: coordinator)
+            let accepted = try await Text<String>(
+                base: server.baseURL, path: "/status/418", acceptableStatus: 200..<500
+            )
+            .load(using: coordinator)
             #expect(accepted == "status 418")
         }
     }
@@ -224,7 +232,9 @@ struct LoadTests {
     @Test("a route the mock does not know is mockMissing, naming the request")
     func mockMissing() async throws {
         let coordinator = RequestCoordinator(transport: MockTransport())
-        let error = await serviceError { _ = try await Text<Data>(base: "http://mock.test", path: "/x").load(using: coordinator) }
+        let error = await serviceError {
+            _ = try await Text<Data>(base: "http://mock.test", path: "/x").load(using: coordinator)
+        }
         #expect(error?.code == .mockMissing)
         #expect(error?.message.contains("GET /x") == true)
     }
@@ -247,7 +257,9 @@ struct LoadTests {
         await coordinator.waitForWaiters(2)
         mock.releaseResponses()
         _ = try await (a, b)
-        _ = await serviceError { _ = try await Text<Item>(base: "http://mock.test", path: "/busy").load(using: coordinator) }
+        _ = await serviceError {
+            _ = try await Text<Item>(base: "http://mock.test", path: "/busy").load(using: coordinator)
+        }
         await coordinator.shutdown()
         var kinds: [String] = []
         for await event in first { kinds.append(event.kind.name.description) }
@@ -294,7 +306,10 @@ struct LoadTests {
         _ = await serviceError { _ = try await Query(path: "/denied").load(using: coordinator) }
         let records = store.all
         #expect(records.contains { $0.message == "load started" && $0.metadata["courier.request.id"] == "1" })
-        #expect(records.contains { $0.message == "load failed" && $0.metadata["courier.error.code"] == "unacceptableStatus" })
+        #expect(
+            records.contains {
+                $0.message == "load failed" && $0.metadata["courier.error.code"] == "unacceptableStatus"
+            })
         let everything = records.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         #expect(!everything.contains("secret"))
 

@@ -3,7 +3,10 @@ import CourierTestServer
 import Foundation
 import Testing
 
-struct Product: Codable, Sendable, Equatable { var id: Int; var name: String }
+struct Product: Codable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
 
 struct LossyProducts: Resource {
     typealias Response = LossyArray<Product>
@@ -35,12 +38,17 @@ struct LossyArrayTests {
 
     @Test("inside a model, and a value that is not an array still fails")
     func nested() throws {
-        struct Page: Decodable { var items: LossyArray<Product>; var total: Int }
+        struct Page: Decodable {
+            var items: LossyArray<Product>
+            var total: Int
+        }
         let page = try JSONDecoder().decode(
             Page.self, from: Data(#"{"items": [{"id": 1, "name": "a"}, 7, {"id": 2, "name": "b"}], "total": 3}"#.utf8))
         #expect(page.items.elements.map(\.name) == ["a", "b"])
         #expect(page.items.failures.map(\.index) == [1])
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Page.self, from: Data(#"{"items": {}, "total": 0}"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(Page.self, from: Data(#"{"items": {}, "total": 0}"#.utf8))
+        }
         let empty = try JSONDecoder().decode(LossyArray<Product>.self, from: Data("[]".utf8))
         #expect(empty.optionals.isEmpty && empty.failures.isEmpty)
     }

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Metrics")
 struct MetricsTests {
-    func configuration(_ metrics: TestMetrics, clock: RecordingClock = RecordingClock()) -> RequestCoordinator.Configuration {
+    func configuration(_ metrics: TestMetrics, clock: RecordingClock = RecordingClock())
+        -> RequestCoordinator.Configuration
+    {
         var configuration = RequestCoordinator.Configuration()
         configuration.metricsFactory = metrics
         configuration.clock = clock
@@ -26,8 +28,12 @@ struct MetricsTests {
         try await withCoordinator(configuration: configuration(metrics)) { server, coordinator in
             _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/200"))
             _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/204"))
-            _ = await serviceError { _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/404")) }
-            _ = await serviceError { _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/502")) }
+            _ = await serviceError {
+                _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/404"))
+            }
+            _ = await serviceError {
+                _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/502"))
+            }
         }
         #expect(requests(metrics, status: "2xx", error: "none") == 2)
         #expect(requests(metrics, status: "4xx", error: "unacceptableStatus") == 1)
@@ -98,8 +104,12 @@ struct MetricsTests {
             #expect(first.source == .network && second.source == .memory)
             _ = try await coordinator.load(TelemetryProbe(base: server.baseURL, path: "/status/200"))  // network only
         }
-        #expect(metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "miss"), ("source", "network")]) == 1)
-        #expect(metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")]) == 1)
+        #expect(
+            metrics.counterTotal(
+                label: "courier.cache.lookups", dimensions: [("result", "miss"), ("source", "network")]) == 1)
+        #expect(
+            metrics.counterTotal(label: "courier.cache.lookups", dimensions: [("result", "hit"), ("source", "memory")])
+                == 1)
         #expect(metrics.counterTotal(label: "courier.cache.lookups") == 2)
     }
 }

@@ -45,9 +45,13 @@ struct OneOffLoadTests {
     @Test("a status outside 2xx is unacceptableStatus; a body that does not decode is decodingFailed")
     func failures() async throws {
         try await withCoordinator { server, coordinator in
-            let missing = await serviceError { _ = try await coordinator.load(User.self, from: "\(server.baseURL)/status") }
+            let missing = await serviceError {
+                _ = try await coordinator.load(User.self, from: "\(server.baseURL)/status")
+            }
             #expect(missing?.code == .unacceptableStatus && missing?.status?.code == 404)
-            let mismatch = await serviceError { _ = try await coordinator.load([Int].self, from: "\(server.baseURL)/json") }
+            let mismatch = await serviceError {
+                _ = try await coordinator.load([Int].self, from: "\(server.baseURL)/json")
+            }
             #expect(mismatch?.code == .decodingFailed)
             let bad = await serviceError { _ = try await coordinator.load(User.self, from: "\(server.baseURL)/a b") }
             #expect(bad?.code == .invalidRequest)
@@ -74,11 +78,13 @@ struct OneOffLoadTests {
     func requestBodyDecoderAndCache() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             let request = try HTTPRequest(method: .post, urlString: "\(server.baseURL)/echo")
-            let echoed = try await coordinator.load(String.self, from: request, body: .string("hello", contentType: "text/plain"))
+            let echoed = try await coordinator.load(
+                String.self, from: request, body: .string("hello", contentType: "text/plain"))
             #expect(echoed.value.contains(#""body":"hello""#))
             #expect(echoed.value.contains(#""method":"POST""#))
 
-            let foundation = try await coordinator.load(User.self, from: "\(server.baseURL)/json", decoder: JSONDecoder())
+            let foundation = try await coordinator.load(
+                User.self, from: "\(server.baseURL)/json", decoder: JSONDecoder())
             #expect(foundation.value == User(id: 7, name: "Ada Lovelace"))
 
             let url = "\(server.baseURL)/cache?key=oneoff"

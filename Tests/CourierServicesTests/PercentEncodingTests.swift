@@ -11,7 +11,8 @@ struct PercentEncodingTests {
     func queryComponents() {
         #expect(PercentEncoding.encodeQueryComponent("AZaz09-._~") == "AZaz09-._~")
         #expect(PercentEncoding.encodeQueryComponent("a b+c&d=e%f") == "a%20b%2Bc%26d%3De%25f")
-        #expect(PercentEncoding.encodeQueryComponent(":/?#[]@!$'()*,;") == "%3A%2F%3F%23%5B%5D%40%21%24%27%28%29%2A%2C%3B")
+        #expect(
+            PercentEncoding.encodeQueryComponent(":/?#[]@!$'()*,;") == "%3A%2F%3F%23%5B%5D%40%21%24%27%28%29%2A%2C%3B")
         #expect(PercentEncoding.encodeQueryComponent("") == "")
     }
 
@@ -76,13 +77,17 @@ struct PercentEncodingTests {
 
     @Test("Endpoint, an API key and a form body encode alike")
     func callersAgree() async throws {
-        let endpoint = Endpoint("https://api.example.com", path: "/v1/a b", query: [URLQueryItem(name: "q", value: "a+b é")])
+        let endpoint = Endpoint(
+            "https://api.example.com", path: "/v1/a b", query: [URLQueryItem(name: "q", value: "a+b é")])
         #expect(endpoint.description == "https://api.example.com/v1/a%20b?q=a%2Bb%20%C3%A9")
         var request = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/v1")
         try await APIKeyDecorator(key: "k+y é", in: .queryItem("api key")).decorate(&request)
         #expect(request.path == "/v1?api%20key=k%2By%20%C3%A9")
         let form = RequestBody.form(["a b": "c+d é"])
-        guard case .bytes(let data) = form.storage else { Issue.record("a form body is bytes"); return }
+        guard case .bytes(let data) = form.storage else {
+            Issue.record("a form body is bytes")
+            return
+        }
         #expect(String(decoding: data, as: UTF8.self) == "a+b=c%2Bd+%C3%A9")
     }
 }

@@ -7,7 +7,10 @@ import Testing
 /// The README's services examples, compiled and run against `MockTransport` (the README's
 /// base URL, `https://api.example.com/v1`, is answered by the mock).
 @Suite struct ServicesReadmeExamplesTests {
-    struct User: Codable, Sendable { let id: Int; let name: String }
+    struct User: Codable, Sendable {
+        let id: Int
+        let name: String
+    }
 
     struct UserService: Resource {
         typealias Response = User
@@ -72,7 +75,10 @@ import Testing
 
 /// The README's caching example, against `MockTransport` and a temporary disk cache.
 @Suite struct CachingReadmeExamplesTests {
-    struct Article: Codable, Sendable { let id: Int; let title: String }
+    struct Article: Codable, Sendable {
+        let id: Int
+        let title: String
+    }
 
     struct Feed: Resource {
         typealias Response = [Article]
@@ -81,11 +87,15 @@ import Testing
     }
 
     @Test func theCachingExampleRuns() async throws {
-        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)").path
+        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "readme-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: cacheDirectory) }
         let mock = MockTransport()
         mock.respond(to: .get, "/v1/feed") { request, _ in
-            if request.headerFields[.ifNoneMatch] == "\"feed-1\"" { return .status(304, headers: [.eTag: "\"feed-1\""]) }
+            if request.headerFields[.ifNoneMatch] == "\"feed-1\"" {
+                return .status(304, headers: [.eTag: "\"feed-1\""])
+            }
             return .json(#"[{"id": 1, "title": "Hello"}]"#, headers: [.eTag: "\"feed-1\"", .cacheControl: "no-cache"])
         }
         var shown: [Bool] = []
@@ -130,7 +140,10 @@ import Testing
         }
     }
 
-    struct Product: Codable, Sendable { let id: Int; let unitPrice: Int }
+    struct Product: Codable, Sendable {
+        let id: Int
+        let unitPrice: Int
+    }
 
     struct ProductService: Resource {
         typealias Response = Product
@@ -184,7 +197,11 @@ import Testing
         handle.cancel()
     }
 
-    struct Order: Codable, Sendable { let id: Int; let placedAt: Date; let totalCents: Int }
+    struct Order: Codable, Sendable {
+        let id: Int
+        let placedAt: Date
+        let totalCents: Int
+    }
 
     struct RecentOrders: Resource {
         typealias Response = [Order]
@@ -211,7 +228,8 @@ import Testing
     }
 
     @Test func theJSONExampleRuns() async throws {
-        let body = #"{"data": {"orders": [{"id": 1, "placed_at": "2026-11-22T09:30:00Z", "total_cents": 1250}]}, "meta": {"page": 1}}"#
+        let body =
+            #"{"data": {"orders": [{"id": 1, "placed_at": "2026-11-22T09:30:00Z", "total_cents": 1250}]}, "meta": {"page": 1}}"#
         let mock = MockTransport()
         mock.respond(to: .get, "/v1/orders", with: .json(body))
         let coordinator = RequestCoordinator(transport: mock)

@@ -19,7 +19,10 @@ struct RequestBodyTests {
         func decode(_ body: Data, response: HTTPResponse) throws -> Echo { try Echo(body) }
     }
 
-    struct Person: Codable, Equatable { var name: String; var age: Int }
+    struct Person: Codable, Equatable {
+        var name: String
+        var age: Int
+    }
 
     func echo(_ body: @escaping @Sendable () throws -> RequestBody, query: [URLQueryItem] = []) async throws -> Echo {
         try await withCoordinator { server, coordinator in
@@ -31,12 +34,15 @@ struct RequestBodyTests {
     func jsonEncodable() async throws {
         let echo = try await echo { try .json(Person(name: "Ada", age: 36)) }
         #expect(echo.header("Content-Type") == "application/json")
-        #expect(try JSONDecoder().decode(Person.self, from: Data((echo.body ?? "").utf8)) == Person(name: "Ada", age: 36))
+        #expect(
+            try JSONDecoder().decode(Person.self, from: Data((echo.body ?? "").utf8)) == Person(name: "Ada", age: 36))
     }
 
     @Test("JSON from a dictionary of JSON values")
     func jsonDictionary() async throws {
-        let echo = try await echo { try .json(["name": "Ada", "tags": ["a", "b"], "age": 36, "ok": true, "none": nil]) }
+        let echo = try await echo {
+            try .json(["name": "Ada", "tags": ["a", "b"], "age": 36, "ok": true, "none": nil])
+        }
         #expect(echo.body == #"{"age":36,"name":"Ada","none":null,"ok":true,"tags":["a","b"]}"#)
     }
 
@@ -44,7 +50,8 @@ struct RequestBodyTests {
     func jsonFailure() async throws {
         try await withCoordinator { server, coordinator in
             let error = await serviceError {
-                _ = try await Post(base: server.baseURL, makeBody: { try .json(["x": .number(.nan)]) }).load(using: coordinator)
+                _ = try await Post(base: server.baseURL, makeBody: { try .json(["x": .number(.nan)]) }).load(
+                    using: coordinator)
             }
             #expect(error?.code == .encodingFailed)
             #expect(server.requests(to: "/echo").isEmpty)
@@ -129,11 +136,16 @@ struct RequestBodyTests {
 
     @Test("SHA-256 matches the standard test vectors")
     func sha256() {
-        #expect(SHA256.hex(SHA256.hash(Array("".utf8))) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hex(SHA256.hash(Array("".utf8)))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SHA256.hex(SHA256.hash(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
         #expect(SHA256.hex(SHA256.hash(long)) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(SHA256.hex(SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)))
-            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            SHA256.hex(SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

@@ -88,9 +88,12 @@ struct RetryTests {
             let path: String
             var endpoint: Endpoint { Endpoint("http://mock.test", path: path) }
         }
-        #expect(await serviceError { _ = try await Path(path: "/missing").load(using: coordinator) }?.code == .unacceptableStatus)
+        #expect(
+            await serviceError { _ = try await Path(path: "/missing").load(using: coordinator) }?.code
+                == .unacceptableStatus)
         #expect(mock.requestCount == 1)
-        #expect(await serviceError { _ = try await Path(path: "/down").load(using: coordinator) }?.code == .cannotConnect)
+        #expect(
+            await serviceError { _ = try await Path(path: "/down").load(using: coordinator) }?.code == .cannotConnect)
         #expect(mock.requestCount == 5)
         #expect(clock.sleeps.count == 3)
     }
@@ -129,6 +132,8 @@ struct RetryTests {
         #expect(policy.backoff(attempt: 1, random: 0) == .seconds(1))
         #expect(policy.backoff(attempt: 1, random: 0.999_999) > .milliseconds(500))
         #expect(policy.backoff(attempt: 3, random: 0) == .seconds(4))
-        #expect(RetryPolicy(initialDelay: .seconds(20), maximumDelay: .seconds(30), jitter: 0).backoff(attempt: 5, random: 0) == .seconds(30))
+        #expect(
+            RetryPolicy(initialDelay: .seconds(20), maximumDelay: .seconds(30), jitter: 0).backoff(
+                attempt: 5, random: 0) == .seconds(30))
     }
 }

@@ -21,7 +21,8 @@ struct SigningDecoratorTests {
         }
     }
 
-    static func canonical(method: String, path: String, timestamp: String, apiKey: String, bodyDigest: String) -> String {
+    static func canonical(method: String, path: String, timestamp: String, apiKey: String, bodyDigest: String) -> String
+    {
         [method, path, timestamp, apiKey, bodyDigest].joined(separator: "\n")
     }
 
@@ -40,11 +41,15 @@ struct SigningDecoratorTests {
 
     @Test("HMAC-SHA256 over the project's SHA256 matches RFC 4231")
     func hmacVectors() {
-        #expect(HMACSHA256.hex(key: "Jefe", message: "what do ya want for nothing?")
-            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            HMACSHA256.hex(key: "Jefe", message: "what do ya want for nothing?")
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         let longKey = [UInt8](repeating: 0xaa, count: 131)
-        #expect(SHA256.hex(HMACSHA256.mac(key: longKey, message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
-            == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(
+            SHA256.hex(
+                HMACSHA256.mac(
+                    key: longKey, message: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 
     @Test("a JSON body is signed after the other decorators, and the server gets what was signed")
@@ -65,7 +70,8 @@ struct SigningDecoratorTests {
 
     @Test("a file body is digested from the file, across many read chunks")
     func fileBody() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-sign-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-sign-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         var generator = SeededGenerator(seed: 18)
         let bytes = (0..<200_003).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -90,7 +96,8 @@ struct SigningDecoratorTests {
         var configuration = RequestCoordinator.Configuration()
         configuration.decorators = [try APIKeyDecorator(key: "signed-key", in: .header("X-API-Key"))]
         try await withCoordinator(configuration: configuration) { server, coordinator in
-            let echo = try Echo(try await EchoResource(base: server.baseURL, decorators: [Self.signer()]).load(using: coordinator))
+            let echo = try Echo(
+                try await EchoResource(base: server.baseURL, decorators: [Self.signer()]).load(using: coordinator))
             Self.verify(echo, method: "GET", body: [])
             #expect(RequestBodyDigest.empty.hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         }

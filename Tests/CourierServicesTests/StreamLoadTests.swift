@@ -26,7 +26,8 @@ struct StreamLoadTests {
     @Test("a 503 is retried before the head is returned; a status the resource refuses throws")
     func retriesAndStatus() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            let streamed = try await coordinator.stream(TransferResource(server, "/flaky", ["key": "stream", "failures": "1"]))
+            let streamed = try await coordinator.stream(
+                TransferResource(server, "/flaky", ["key": "stream", "failures": "1"]))
             var body = Data()
             for try await chunk in streamed.body { body.append(chunk) }
             #expect(String(decoding: body, as: UTF8.self) == #"{"attempts":2}"#)
@@ -50,7 +51,8 @@ struct StreamLoadTests {
     @Test("shutdown(cancellingInFlight:) fails an open body with shutDown; later streams are refused")
     func shutdownCancelsOpenBody() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            let streamed = try await coordinator.stream(TransferResource(server, "/transfers/held", ["name": "stream-stop"]))
+            let streamed = try await coordinator.stream(
+                TransferResource(server, "/transfers/held", ["name": "stream-stop"]))
             var iterator = streamed.body.makeAsyncIterator()
             let first = try await iterator.next()
             #expect(first?.isEmpty == false)

@@ -19,7 +19,9 @@ struct TelemetryProbe: Resource {
 
 @Suite("Tracing")
 struct TracingTests {
-    func configuration(_ tracer: W3CTestTracer, clock: RecordingClock = RecordingClock()) -> RequestCoordinator.Configuration {
+    func configuration(_ tracer: W3CTestTracer, clock: RecordingClock = RecordingClock())
+        -> RequestCoordinator.Configuration
+    {
         var configuration = RequestCoordinator.Configuration()
         configuration.tracer = tracer
         configuration.clock = clock
@@ -88,7 +90,9 @@ struct TracingTests {
         await server.stop()  // nothing listens on this port any more
         let transport = CurlTransport()
         let coordinator = RequestCoordinator(transport: transport, configuration: configuration(tracer))
-        let error = await serviceError { _ = try await coordinator.load(TelemetryProbe(base: base, path: "/status/200")) }
+        let error = await serviceError {
+            _ = try await coordinator.load(TelemetryProbe(base: base, path: "/status/200"))
+        }
         await transport.shutdown()
         #expect(error?.code == .cannotConnect)
         let span = try #require(tracer.clientSpans.first)
@@ -139,7 +143,8 @@ struct TracingTests {
         let clock = RecordingClock()
         try await withCoordinator(configuration: configuration(tracer, clock: clock)) { server, coordinator in
             let probe = TelemetryProbe(
-                base: server.baseURL, path: "/flaky", query: ["key": "traced", "failures": "1", "status": "503", "retryAfter": "0"],
+                base: server.baseURL, path: "/flaky",
+                query: ["key": "traced", "failures": "1", "status": "503", "retryAfter": "0"],
                 retryPolicy: nil)
             _ = try await coordinator.load(probe)
             let spans = tracer.clientSpans
@@ -153,7 +158,8 @@ struct TracingTests {
             #expect(retry.attributes.get("http.response.status_code") == .int64(200))
             #expect(retry.traceID == load.traceID)
             let sent = server.requests(to: "/flaky").map { $0.header("traceparent") }
-            #expect(sent == [W3CTestTracer.traceparent(load.spanContext), W3CTestTracer.traceparent(retry.spanContext)])
+            #expect(
+                sent == [W3CTestTracer.traceparent(load.spanContext), W3CTestTracer.traceparent(retry.spanContext)])
         }
     }
 
@@ -167,7 +173,8 @@ struct TracingTests {
         try await withCoordinator(configuration: configuration) { server, coordinator in
             let events = coordinator.events()
             let resource = CachedResource(
-                baseURL: server.baseURL, key: "traced-swr", query: ["cc": "max-age=1, stale-while-revalidate=300", "date": "none"])
+                baseURL: server.baseURL, key: "traced-swr",
+                query: ["cc": "max-age=1, stale-while-revalidate=300", "date": "none"])
             _ = try await resource.load(using: coordinator)
             clock.advance(10)
             let stale = try await resource.loadResponse(using: coordinator)

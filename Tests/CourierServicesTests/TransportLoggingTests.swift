@@ -12,7 +12,8 @@ import Testing
 struct TransportLoggingTests {
     @Test("a redirect's trace lines land on the caller's logger with its request id and metadata")
     func redirectTracesCarryTheRequestID() async throws {
-        let store = CapturingLogHandler.Store(), backgroundStore = CapturingLogHandler.Store()
+        let store = CapturingLogHandler.Store()
+        let backgroundStore = CapturingLogHandler.Store()
         var logger = Logger(label: "caller") { _ in CapturingLogHandler(store: store) }
         logger[metadataKey: "courier.test.caller"] = "ada"
         let background = Logger(label: "transport") { _ in CapturingLogHandler(store: backgroundStore) }
@@ -30,7 +31,10 @@ struct TransportLoggingTests {
         let redirects = records.filter { $0.message == "courier following redirect" }
         #expect(redirects.map { $0.metadata["courier.redirect.count"] } == ["1", "2"])
         #expect(redirects.allSatisfy { $0.level == .trace })
-        #expect(redirects.allSatisfy { $0.metadata["courier.request.id"] == id && $0.metadata["courier.test.caller"] == "ada" })
+        #expect(
+            redirects.allSatisfy {
+                $0.metadata["courier.request.id"] == id && $0.metadata["courier.test.caller"] == "ada"
+            })
         #expect(records.filter { $0.message == "courier transfer hop finished" }.count == 3)
         #expect(records.allSatisfy { $0.level <= .debug })
         // Only the shutdown line: nothing of the transfer went to the background logger.
@@ -39,7 +43,8 @@ struct TransportLoggingTests {
 
     @Test("two loads at once each log their redirects to their own logger")
     func concurrentLoadsKeepTheirLoggers() async throws {
-        let first = CapturingLogHandler.Store(), second = CapturingLogHandler.Store()
+        let first = CapturingLogHandler.Store()
+        let second = CapturingLogHandler.Store()
         let firstLogger = Logger(label: "first") { _ in CapturingLogHandler(store: first) }
         let secondLogger = Logger(label: "second") { _ in CapturingLogHandler(store: second) }
         try await withCoordinator { server, coordinator in

@@ -9,14 +9,17 @@ struct UpdatesRefreshTests {
         _ resource: R, _ coordinator: RequestCoordinator, refresh: UpdatesRefresh
     ) async throws -> [ResponseSource] {
         var received: [ResponseSource] = []
-        for try await update in resource.updates(using: coordinator, refresh: refresh) { received.append(update.source) }
+        for try await update in resource.updates(using: coordinator, refresh: refresh) {
+            received.append(update.source)
+        }
         return received
     }
 
     @Test("cacheElseNetwork: fresh is yielded alone with no request; stale and missing go to the network")
     func cacheElseNetwork() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = CachedResource(baseURL: server.baseURL, key: "ws", cachePolicy: .cacheElseNetwork(maxAge: .seconds(60)))
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "ws", cachePolicy: .cacheElseNetwork(maxAge: .seconds(60)))
             let run1 = try await sources(resource, coordinator, refresh: .whenStale)
             #expect(run1 == [.network])
             #expect(server.cacheCounts("ws").requests == 1)
@@ -39,7 +42,8 @@ struct UpdatesRefreshTests {
     @Test("http: fresh by max-age makes no request; past max-age it revalidates")
     func http() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            let resource = CachedResource(baseURL: server.baseURL, key: "wh", query: ["cc": "max-age=30", "etag": "1"], cachePolicy: .http())
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "wh", query: ["cc": "max-age=30", "etag": "1"], cachePolicy: .http())
             _ = try await resource.load(using: coordinator)
             let run5 = try await sources(resource, coordinator, refresh: .whenStale)
             #expect(run5 == [.memory])
@@ -56,7 +60,8 @@ struct UpdatesRefreshTests {
     func staleWhileRevalidateAndNetworkElseCache() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
             let swr = CachedResource(
-                baseURL: server.baseURL, key: "wswr", query: ["cc": "max-age=10, stale-while-revalidate=600"], cachePolicy: .http())
+                baseURL: server.baseURL, key: "wswr", query: ["cc": "max-age=10, stale-while-revalidate=600"],
+                cachePolicy: .http())
             _ = try await swr.load(using: coordinator)
             clock.advance(11)
             let run7 = try await sources(swr, coordinator, refresh: .whenStale)

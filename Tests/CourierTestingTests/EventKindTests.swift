@@ -8,10 +8,12 @@ struct EventKindTests {
     @Test("a retried load reports started, retried and finished with their fields")
     func fieldsOfARetriedLoad() async throws {
         let mock = MockTransport()
-        mock.respond(to: .get, "/v1/users/7", with: [.status(.serviceUnavailable), .json(#"{"id": 7, "name": "Ada"}"#)])
+        mock.respond(
+            to: .get, "/v1/users/7", with: [.status(.serviceUnavailable), .json(#"{"id": 7, "name": "Ada"}"#)])
         let coordinator = coordinator(mock)
         let events = coordinator.events()
-        _ = try await UserResource(id: 7, query: [URLQueryItem(name: "token", value: "secret")]).load(using: coordinator)
+        _ = try await UserResource(id: 7, query: [URLQueryItem(name: "token", value: "secret")]).load(
+            using: coordinator)
         await coordinator.shutdown()
         var kinds: [CoordinatorEvent.Kind] = []
         for await event in events { kinds.append(event.kind) }

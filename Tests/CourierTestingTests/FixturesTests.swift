@@ -9,7 +9,10 @@ struct UserService: Resource {
 }
 
 struct Page<Item: Decodable & Sendable>: Resource {
-    struct Body: Decodable, Sendable { var items: [Item]; var next: String? }
+    struct Body: Decodable, Sendable {
+        var items: [Item]
+        var next: String?
+    }
     typealias Response = Body
     var endpoint: Endpoint { Endpoint("https://api.example.com/v1", path: "/items") }
 }
@@ -72,7 +75,9 @@ struct FixturesTests {
             fixture: Data("HTTP/1.1 201 Created\nLocation: /users/8\n\n".utf8), source: "inline")
         #expect(parsed.status == 201 && parsed.headerFields[.location] == "/users/8" && parsed.body.isEmpty)
         #expect(throws: ServiceError.self) { try MockResponse(fixture: Data("HTTP/1.1 abc\n\n".utf8), source: "x") }
-        #expect(throws: ServiceError.self) { try MockResponse(fixture: Data("HTTP/1.1 200 OK\nno colon\n\n".utf8), source: "x") }
+        #expect(throws: ServiceError.self) {
+            try MockResponse(fixture: Data("HTTP/1.1 200 OK\nno colon\n\n".utf8), source: "x")
+        }
         // More header lines than swift-http-types can hold: an error, not a trap.
         let many = "HTTP/1.1 200 OK\n" + String(repeating: "a: b\n", count: 70_000) + "\nbody"
         #expect(throws: ServiceError.self) { try MockResponse(fixture: Data(many.utf8), source: "x") }
@@ -100,7 +105,8 @@ struct FixturesTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixtures-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try Data(#"{"id": 1, "name": "from a directory"}"#.utf8).write(to: directory.appendingPathComponent("UserService.mock"))
+        try Data(#"{"id": 1, "name": "from a directory"}"#.utf8).write(
+            to: directory.appendingPathComponent("UserService.mock"))
         var configuration = RequestCoordinator.Configuration()
         configuration.responder = Fixtures(directory: directory.path)
         let coordinator = RequestCoordinator(transport: MockTransport(), configuration: configuration)

@@ -25,7 +25,8 @@ struct HARReplayTests {
     func statusOutOfRange() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString).har").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let har = #"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": ["#
+        let har =
+            #"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": ["#
             + [entry("/broken", status: 2000), entry("/negative", status: -1), entry("/fine", status: 200)]
             .joined(separator: ",") + "]}}"
         try Data(har.utf8).write(to: URL(fileURLWithPath: path))

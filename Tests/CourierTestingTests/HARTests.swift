@@ -3,7 +3,10 @@ import CourierTesting
 import Foundation
 import Testing
 
-struct Item: Codable, Sendable, Equatable { var id: Int; var name: String }
+struct Item: Codable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
 
 struct Items: Resource {
     typealias Response = [Item]
@@ -49,11 +52,14 @@ struct Outcomes: Equatable {
 
 func runScenario(base: String, coordinator: RequestCoordinator) async throws -> Outcomes {
     let secretHeaders: HTTPFields = [.authorization: "Bearer secret-token", .cookie: "session=abc123"]
-    let small = try await Items(base: base, count: 2, token: "query-secret", headers: secretHeaders).load(using: coordinator)
+    let small = try await Items(base: base, count: 2, token: "query-secret", headers: secretHeaders).load(
+        using: coordinator)
     let large = try await Items(base: base, count: 50).load(using: coordinator)
     let echo = try await EchoPost(base: base, text: "héllo, body").load(using: coordinator)
     let notFound = await thrownCode { _ = try await Status(base: base, code: 404).load(using: coordinator) }
-    let refused = await thrownCode { _ = try await Status(base: "http://127.0.0.1:9", code: 200).load(using: coordinator) }
+    let refused = await thrownCode {
+        _ = try await Status(base: "http://127.0.0.1:9", code: 200).load(using: coordinator)
+    }
     return Outcomes(
         small: small, large: large, echo: echo.body, echoMethod: echo.method, notFound: notFound?.status?.code,
         refused: refused?.code.description)
@@ -63,7 +69,8 @@ func runScenario(base: String, coordinator: RequestCoordinator) async throws -> 
 struct HARTests {
     @Test("a recording of the loopback server is valid HAR 1.2, redacted, and replays to identical values")
     func recordAndReplay() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString).har").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID().uuidString).har")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try await TestServer.start()
         let transport = CurlTransport()
@@ -98,7 +105,8 @@ struct HARTests {
         #expect(error?.code == .mockMissing)
         #expect(error?.message.contains("/envelope?count=2") == true)
 
-        let lenient = RequestCoordinator(transport: HARReplayTransport(recorder.document, unmatched: .passThrough(transport)))
+        let lenient = RequestCoordinator(
+            transport: HARReplayTransport(recorder.document, unmatched: .passThrough(transport)))
         #expect(try await Items(base: server.baseURL, count: 2).load(using: lenient).count == 2)
         await transport.shutdown()
         await server.stop()
@@ -117,7 +125,9 @@ struct HARTests {
         await server.stop()
         let replaying = RequestCoordinator(transport: HARReplayTransport(recorder.document))
         var served: [Int] = []
-        for _ in 0..<3 { served.append(try await CountingResource(base: server.baseURL).load(using: replaying).attempts) }
+        for _ in 0..<3 {
+            served.append(try await CountingResource(base: server.baseURL).load(using: replaying).attempts)
+        }
         #expect(served == [1, 2, 2])
     }
 
@@ -157,7 +167,9 @@ func validateHAR(_ data: Data, entries expected: Int) throws {
     #expect(entries.count == expected)
     for entry in entries {
         let started = try #require(entry["startedDateTime"] as? String)
-        #expect((try? Date(started, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) != nil, "\(started)")
+        #expect(
+            (try? Date(started, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) != nil,
+            "\(started)")
         #expect(entry["time"] is NSNumber)
         #expect(entry["cache"] is [String: Any])
         let timings = try #require(entry["timings"] as? [String: Any])
@@ -169,10 +181,14 @@ func validateHAR(_ data: Data, entries expected: Int) throws {
         for header in request["headers"] as? [[String: Any]] ?? [] {
             #expect(header["name"] is String && header["value"] is String)
         }
-        if let post = request["postData"] as? [String: Any] { #expect(post["mimeType"] is String && post["text"] is String) }
+        if let post = request["postData"] as? [String: Any] {
+            #expect(post["mimeType"] is String && post["text"] is String)
+        }
         let response = try #require(entry["response"] as? [String: Any])
         for name in ["status", "headersSize", "bodySize"] { #expect(response[name] is NSNumber, "response.\(name)") }
-        for name in ["statusText", "httpVersion", "redirectURL"] { #expect(response[name] is String, "response.\(name)") }
+        for name in ["statusText", "httpVersion", "redirectURL"] {
+            #expect(response[name] is String, "response.\(name)")
+        }
         for name in ["cookies", "headers"] { #expect(response[name] is [Any], "response.\(name)") }
         let content = try #require(response["content"] as? [String: Any])
         #expect(content["size"] is NSNumber && content["mimeType"] is String)

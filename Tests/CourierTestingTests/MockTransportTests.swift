@@ -2,7 +2,10 @@ import CourierTesting
 import Foundation
 import Testing
 
-struct User: Codable, Sendable, Equatable { var id: Int; var name: String }
+struct User: Codable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
 
 struct UserResource: Resource {
     typealias Response = User
@@ -43,16 +46,20 @@ struct MockTransportTests {
         mock.respond(to: .get, "/v1/users/*", with: .json(#"{"id": 0, "name": "anyone"}"#))
         mock.respond(to: .get, "/v1/users/7", with: .json(#"{"id": 7, "name": "Ada"}"#))
         mock.respond(to: .get, "/v1/users/7", query: ["fields": "a b"], with: .json(#"{"id": 7, "name": "query"}"#))
-        mock.respond(to: .get, "/v1/users/7", headers: [.acceptLanguage: "fr"], with: .json(#"{"id": 7, "name": "Adà"}"#))
-        mock.respond(matching: { $0.headerFields[.authorization] == "Bearer admin" }) { _, _ in
-            .json(encoding: User(id: 1, name: "admin"))
-        }
+        mock.respond(
+            to: .get, "/v1/users/7", headers: [.acceptLanguage: "fr"], with: .json(#"{"id": 7, "name": "Adà"}"#))
+        mock.respond(
+            matching: { $0.headerFields[.authorization] == "Bearer admin" },
+            handler: { _, _ in .json(encoding: User(id: 1, name: "admin")) })
         let coordinator = coordinator(mock)
         #expect(try await UserResource(id: 9).load(using: coordinator).name == "anyone")
         #expect(try await UserResource().load(using: coordinator).name == "Ada")
-        #expect(try await UserResource(query: [URLQueryItem(name: "fields", value: "a b")]).load(using: coordinator).name == "query")
+        #expect(
+            try await UserResource(query: [URLQueryItem(name: "fields", value: "a b")]).load(using: coordinator).name
+                == "query")
         #expect(try await UserResource(headers: [.acceptLanguage: "fr"]).load(using: coordinator).name == "Adà")
-        #expect(try await UserResource(headers: [.authorization: "Bearer admin"]).load(using: coordinator).name == "admin")
+        #expect(
+            try await UserResource(headers: [.authorization: "Bearer admin"]).load(using: coordinator).name == "admin")
         #expect(mock.requests(to: .get, "/v1/users/7").count == 4)
     }
 
@@ -73,7 +80,8 @@ struct MockTransportTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let mock = MockTransport()
         mock.respond(to: .get, "/v1/users/3", with: .file(atPath: file.path))
-        mock.respond(to: .get, "/v1/users/4", with: .json(encoding: User(id: 4, name: "encoded"), headers: [.eTag: "\"4\""]))
+        mock.respond(
+            to: .get, "/v1/users/4", with: .json(encoding: User(id: 4, name: "encoded"), headers: [.eTag: "\"4\""]))
         mock.respond(to: .get, "/v1/users/5", with: .file(atPath: "/nonexistent/user.json"))
         mock.respond(to: .post, "/v1/echo") { _, body in .status(200, body: body ?? Data()) }
         let coordinator = coordinator(mock)
@@ -87,11 +95,13 @@ struct MockTransportTests {
         #expect(mock.requests(to: .post, "/v1/echo").first?.body == Data("ping".utf8))
     }
 
-    @Test("every transport error code can be injected", arguments: [
-        ServiceError.Code.timedOut, .cannotConnect, .dnsFailed, .tlsFailed, .pinningFailed, .connectionClosed,
-        .truncatedBody, .malformedResponse, .headersTooLarge, .decompressionFailed, .unsupportedEncoding,
-        .responseTooLarge, .tooManyRedirects, .redirectRefused, .fileAccess, .networkFailed, .invalidRequest,
-    ])
+    @Test(
+        "every transport error code can be injected",
+        arguments: [
+            ServiceError.Code.timedOut, .cannotConnect, .dnsFailed, .tlsFailed, .pinningFailed, .connectionClosed,
+            .truncatedBody, .malformedResponse, .headersTooLarge, .decompressionFailed, .unsupportedEncoding,
+            .responseTooLarge, .tooManyRedirects, .redirectRefused, .fileAccess, .networkFailed, .invalidRequest,
+        ])
     func failures(code: ServiceError.Code) async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/v1/users/7", with: .failure(code))
@@ -106,16 +116,23 @@ struct MockTransportTests {
     func faults() async throws {
         let mock = MockTransport()
         let clock = ImmediateTestClock()
-        mock.respond(to: .get, "/v1/users/1", with: [.droppedConnection, .timedOut, .json(#"{"id":1,"name":"third time"}"#)])
-        mock.respond(to: .get, "/v1/users/2", with: [.tooManyRequests(retryAfter: .seconds(7)), .json(#"{"id":2,"name":"later"}"#)])
-        mock.respond(to: .get, "/v1/users/3", with: [.serviceUnavailable(retryAfter: .seconds(2)), .json(#"{"id":3,"name":"up"}"#)])
+        mock.respond(
+            to: .get, "/v1/users/1", with: [.droppedConnection, .timedOut, .json(#"{"id":1,"name":"third time"}"#)])
+        mock.respond(
+            to: .get, "/v1/users/2",
+            with: [.tooManyRequests(retryAfter: .seconds(7)), .json(#"{"id":2,"name":"later"}"#)])
+        mock.respond(
+            to: .get, "/v1/users/3",
+            with: [.serviceUnavailable(retryAfter: .seconds(2)), .json(#"{"id":3,"name":"up"}"#)])
         mock.respond(to: .get, "/v1/users/4", with: .corruptGzip)
         let coordinator = coordinator(mock, clock: clock)
         #expect(try await UserResource(id: 1).load(using: coordinator).name == "third time")
         #expect(try await UserResource(id: 2).load(using: coordinator).name == "later")
         #expect(try await UserResource(id: 3).load(using: coordinator).name == "up")
         #expect(clock.sleeps.suffix(2) == [.seconds(7), .seconds(2)])
-        #expect(await thrownCode { _ = try await UserResource(id: 4).load(using: coordinator) }?.code == .decompressionFailed)
+        #expect(
+            await thrownCode { _ = try await UserResource(id: 4).load(using: coordinator) }?.code
+                == .decompressionFailed)
         #expect(mock.requests(to: nil, "/v1/users/4").count == 1)  // not retryable
     }
 

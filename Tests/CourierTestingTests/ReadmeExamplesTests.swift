@@ -5,7 +5,10 @@ import Testing
 
 /// The README's "Testing your services" examples, compiled and run.
 @Suite struct TestingReadmeExamplesTests {
-    struct User: Codable, Sendable { let id: Int; let name: String }
+    struct User: Codable, Sendable {
+        let id: Int
+        let name: String
+    }
 
     struct UserService: Resource {
         typealias Response = User
@@ -23,9 +26,12 @@ import Testing
     @Test func retriesAfterA503() async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/v1/users/*", with: .droppedConnection)
-        mock.respond(to: .get, "/v1/users/7", with: [.serviceUnavailable(retryAfter: .seconds(1)), .json(#"{"id": 7, "name": "Ada"}"#)])
-        mock.respond(to: .get, "/v1/search", query: ["q": "ada lovelace"], latency: .milliseconds(20),
-                     with: .json(encoding: ["data": ["items": [User(id: 1, name: "Ada Lovelace")]]]))
+        mock.respond(
+            to: .get, "/v1/users/7",
+            with: [.serviceUnavailable(retryAfter: .seconds(1)), .json(#"{"id": 7, "name": "Ada"}"#)])
+        mock.respond(
+            to: .get, "/v1/search", query: ["q": "ada lovelace"], latency: .milliseconds(20),
+            with: .json(encoding: ["data": ["items": [User(id: 1, name: "Ada Lovelace")]]]))
         var configuration = RequestCoordinator.Configuration()
         configuration.clock = ImmediateTestClock()
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)

@@ -21,10 +21,15 @@ struct TypedThrowsTests {
         do { _ = try await coordinator.load(User.self, from: "not a url") } catch { codes.append(error.code) }
         await coordinator.shutdown()
         do {
-            _ = try await coordinator.send(HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/"))
+            _ = try await coordinator.send(
+                HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/"))
         } catch {
             codes.append(error.code)
         }
-        #expect(codes == [.unacceptableStatus, .unacceptableStatus, .unacceptableStatus, .unacceptableStatus, .invalidRequest, .shutDown])
+        #expect(
+            codes == [
+                .unacceptableStatus, .unacceptableStatus, .unacceptableStatus, .unacceptableStatus, .invalidRequest,
+                .shutDown,
+            ])
     }
 }

@@ -95,7 +95,9 @@ struct AdmissionQueueTests {
     @Test("under a total limit, the oldest waiting transfer goes first whatever its origin")
     func totalLimitKeepsArrivalOrder() {
         var queue = AdmissionQueue(limits: Self.limits(perHost: 4, total: 1))
-        let order = ["http://a.test/1", "http://b.test/1", "http://a.test/2", "http://c.test/1"].map { Self.transfer($0) }
+        let order = ["http://a.test/1", "http://b.test/1", "http://a.test/2", "http://c.test/1"].map {
+            Self.transfer($0)
+        }
         for transfer in order { queue.enqueue(transfer) }
         var admitted: [Transfer] = []
         for _ in order {
@@ -182,7 +184,10 @@ struct AdmissionQueueTests {
                 if let perHost, (running[origin] ?? 0) + weight(origin) > perHost { return nil }
                 return (origin, head)
             }
-            guard let (origin, head) = candidates.min(by: { sequence[ObjectIdentifier($0.1)]! < sequence[ObjectIdentifier($1.1)]! })
+            guard
+                let (origin, head) = candidates.min(by: {
+                    sequence[ObjectIdentifier($0.1)]! < sequence[ObjectIdentifier($1.1)]!
+                })
             else { return nil }
             let units = weight(origin)
             if let total, self.units + units > total { return nil }
@@ -230,7 +235,9 @@ struct AdmissionQueueTests {
             #expect(violations.isEmpty, "seed \(seed), after \(step): \(violations)")
             #expect(queue.count == model.allWaiting.count, "seed \(seed), after \(step): count")
             for origin in origins {
-                #expect((queue.origins[origin]?.units ?? 0) == (model.running[origin] ?? 0), "seed \(seed), \(origin): units")
+                #expect(
+                    (queue.origins[origin]?.units ?? 0) == (model.running[origin] ?? 0),
+                    "seed \(seed), \(origin): units")
             }
         }
         func admit() {
@@ -286,7 +293,9 @@ struct AdmissionQueueTests {
             default:
                 guard random.chance(0.2), !isShutDown else { continue }
                 let removed = queue.removeAll().map(\.transfer)
-                #expect(removed.map(ObjectIdentifier.init) == model.allWaiting.map(ObjectIdentifier.init), "seed \(seed): shutdown order")
+                #expect(
+                    removed.map(ObjectIdentifier.init) == model.allWaiting.map(ObjectIdentifier.init),
+                    "seed \(seed): shutdown order")
                 for transfer in removed {
                     model.forget(transfer)
                     ended(transfer, "removed")
@@ -303,11 +312,15 @@ struct AdmissionQueueTests {
             check("the drain")
         }
         #expect(queue.isEmpty && queue.origins.isEmpty, "seed \(seed): the drained queue kept something")
-        #expect(outcomes.count == issued && outcomes.values.allSatisfy { $0 == 1 }, "seed \(seed): a transfer without one outcome")
+        #expect(
+            outcomes.count == issued && outcomes.values.allSatisfy { $0 == 1 },
+            "seed \(seed): a transfer without one outcome")
         withExtendedLifetime(everyTransfer) {}
     }
 
-    @Test("random event sequences: limits kept, arrival order kept, each transfer one outcome, nothing left", arguments: 0..<4)
+    @Test(
+        "random event sequences: limits kept, arrival order kept, each transfer one outcome, nothing left",
+        arguments: 0..<4)
     func randomSequencesKeepTheInvariants(batch: UInt64) {
         for seed in batch * 300..<(batch + 1) * 300 { Self.simulate(seed: seed, steps: 120) }
     }

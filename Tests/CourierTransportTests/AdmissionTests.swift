@@ -26,10 +26,16 @@ struct AdmissionTests {
 
     static func waiting(_ transport: CurlTransport) -> Int { transport.group.loops.reduce(0) { $0 + $1.waiting } }
 
-    static func send(_ transport: CurlTransport, _ server: TestServer, _ path: String, options: TransferOptions = patient)
+    static func send(
+        _ transport: CurlTransport, _ server: TestServer, _ path: String, options: TransferOptions = patient
+    )
         -> Task<String, any Error>
     {
-        Task { String(decoding: try await transport.send(server.request(path), body: nil, options: options).body, as: UTF8.self) }
+        Task {
+            String(
+                decoding: try await transport.send(server.request(path), body: nil, options: options).body,
+                as: UTF8.self)
+        }
     }
 
     /// The `ServiceError` `task` fails with, waiting at most 60 s: past that the test fails
@@ -55,7 +61,9 @@ struct AdmissionTests {
         return error as? ServiceError
     }
 
-    @Test("50 sends with a limit of 2: at most 2 reach the server at once, 48 wait outside curl, all finish", arguments: [1, 2])
+    @Test(
+        "50 sends with a limit of 2: at most 2 reach the server at once, 48 wait outside curl, all finish",
+        arguments: [1, 2])
     func fiftyThroughTwo(loops: Int) async throws {
         let server = try await TestServer.start()
         let transport = Self.transport(connections: 2, loops: loops, name: "adm-many")

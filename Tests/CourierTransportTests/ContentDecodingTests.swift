@@ -1,7 +1,8 @@
 import CourierTestServer
-@testable import CourierTransport
 import Foundation
 import Testing
+
+@testable import CourierTransport
 
 @Suite struct ContentDecodingTests {
     @Test(arguments: ["/gzip", "/deflate", "/deflate-raw"], [0, 1, 1_000, 100_000, 3_000_000])

@@ -51,7 +51,9 @@ import Testing
         #expect(map(27, .receivingBody) == .unknown)
         // A receive error is a reset, unless curl says the chunked framing was broken.
         #expect(map(56, .receivingBody, "Connection reset by peer") == .connectionClosed)
-        #expect(map(56, .receivingBody, "Illegal or missing hexadecimal sequence in chunked-encoding") == .malformedResponse)
+        #expect(
+            map(56, .receivingBody, "Illegal or missing hexadecimal sequence in chunked-encoding") == .malformedResponse
+        )
         #expect(map(56, .receivingBody, "chunk hex-length char not a hex digit") == .malformedResponse)
         #expect(map(56, .awaitingHead, "Too large response headers: 307205 > 307200") == .headersTooLarge)
     }

@@ -63,7 +63,9 @@ import Testing
         changed.idleTimeout = nil
         #expect(TransferOptions().idleTimeout == .seconds(60))
         try await withLoopback { server, transport in
-            await #expect(throws: ServiceError.self) { try await transport.send(server.request("/bytes?n=100"), body: nil, options: original) }
+            await #expect(throws: ServiceError.self) {
+                try await transport.send(server.request("/bytes?n=100"), body: nil, options: original)
+            }
             let response = try await transport.send(server.request("/bytes?n=100"), body: nil, options: copy)
             #expect(response.body.count == 100)
         }

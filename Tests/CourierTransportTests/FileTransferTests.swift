@@ -99,7 +99,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("broken.bin")
         try await withLoopback { server, transport in
-            let error = await serviceError { _ = try await transport.download(server.request("/close-mid-body"), to: path) }
+            let error = await serviceError {
+                _ = try await transport.download(server.request("/close-mid-body"), to: path)
+            }
             #expect(error?.code == .truncatedBody)
             #expect(!FileManager.default.fileExists(atPath: path))
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path)

@@ -20,7 +20,9 @@ import Testing
             guard let connection = numbers.0, let requestNumber = numbers.1 else {
                 throw UnexpectedEcho(text: String(decoding: body, as: UTF8.self))
             }
-            (serverProtocol, self.connection, self.requestNumber, uri) = (fields[0], connection, requestNumber, fields[3])
+            (serverProtocol, self.connection, self.requestNumber, uri) = (
+                fields[0], connection, requestNumber, fields[3]
+            )
         }
     }
 
@@ -61,7 +63,8 @@ import Testing
         try await withThrowingTaskGroup(of: (Int, TransferMetrics, StreamReport).self) { group in
             for index in 0..<count {
                 group.addTask {
-                    let response = try await transport.send(get(authority, "/echo/\(index)"), body: nil, options: options)
+                    let response = try await transport.send(
+                        get(authority, "/echo/\(index)"), body: nil, options: options)
                     #expect(response.head.status == .ok)
                     return (index, response.metrics, try StreamReport(response.body))
                 }

@@ -20,7 +20,8 @@ struct HTTPRequestURLStringTests {
         let fragment = try HTTPRequest(method: .get, urlString: "https://example.com/a/b#section")
         #expect(fragment.path == "/a/b")
 
-        let ipv6 = try HTTPRequest(method: .get, urlString: "http://[::1]:9000/x", headerFields: [.accept: "text/plain"])
+        let ipv6 = try HTTPRequest(
+            method: .get, urlString: "http://[::1]:9000/x", headerFields: [.accept: "text/plain"])
         #expect(ipv6.authority == "[::1]:9000" && ipv6.path == "/x")
         #expect(ipv6.headerFields[.accept] == "text/plain")
     }

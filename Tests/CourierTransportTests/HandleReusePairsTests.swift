@@ -135,7 +135,8 @@ import Testing
         }
         // Decompression asked for exactly when the options say so.
         let asksForCodings = echo.header("accept-encoding") != nil
-        #expect(asksForCodings == profile.options.decompressesResponses, "\(context): Accept-Encoding \(asksForCodings)")
+        #expect(
+            asksForCodings == profile.options.decompressesResponses, "\(context): Accept-Encoding \(asksForCodings)")
     }
 
     // MARK: TLS settings
@@ -157,7 +158,9 @@ import Testing
     /// client certificate. Each setting is tried where a leak would change the outcome: a
     /// certificate authority or verification turned off on nginx with the default trust, a pin
     /// of nginx's key on the other peer, a client certificate on the strict peer.
-    static func secureProfiles(nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate)
+    static func secureProfiles(
+        nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate
+    )
         -> [SecureProfile]
     {
         var trustingNginx = TLSOptions()
@@ -177,7 +180,8 @@ import Testing
         return [
             SecureProfile(name: "nginx, trusting its authority", server: .nginx, tls: trustingNginx),
             SecureProfile(name: "nginx, with its key pinned", server: .nginx, tls: pinnedNginx),
-            SecureProfile(name: "nginx, offering a client certificate", server: .nginx, tls: nginxWithClientCertificate),
+            SecureProfile(
+                name: "nginx, offering a client certificate", server: .nginx, tls: nginxWithClientCertificate),
             SecureProfile(name: "nginx, without verification", server: .nginx, tls: unverified),
             SecureProfile(name: "nginx, with the default trust", server: .nginx, failures: [.tlsFailed]),
             SecureProfile(name: "the peer, trusting its certificate", server: .peer, tls: trustingPeer),
@@ -212,9 +216,11 @@ import Testing
             let context = previous.map { "\(profile) after \($0)" } ?? "\(profile)"
             let request: HTTPRequest
             switch profile.server {
-            case .nginx: request = HTTPRequest(method: .get, scheme: "https", authority: nginx.authority, path: "/echo/x")
+            case .nginx:
+                request = HTTPRequest(method: .get, scheme: "https", authority: nginx.authority, path: "/echo/x")
             case .peer: request = HTTPRequest(method: .get, scheme: "https", authority: peer.authority, path: "/hello")
-            case .strictPeer: request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
+            case .strictPeer:
+                request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
             }
             var options = TransferOptions()
             options.tls = profile.tls

@@ -35,15 +35,21 @@ import Testing
         try await withLoopback(configuration: oneLoop()) { server, transport in
             var limited = TransferOptions()
             limited.maximumBodySize = 10
-            let tooLarge = await serviceError { _ = try await transport.send(server.request("/bytes?n=100"), body: nil, options: limited) }
+            let tooLarge = await serviceError {
+                _ = try await transport.send(server.request("/bytes?n=100"), body: nil, options: limited)
+            }
             #expect(tooLarge?.code == .responseTooLarge)
             var unlimited = TransferOptions()
             unlimited.maximumBodySize = nil
-            #expect(try await transport.send(server.request("/bytes?n=100"), body: nil, options: unlimited).body.count == 100)
+            #expect(
+                try await transport.send(server.request("/bytes?n=100"), body: nil, options: unlimited).body.count
+                    == 100)
 
             var hurried = TransferOptions()
             hurried.timeout = .milliseconds(300)
-            let timedOut = await serviceError { _ = try await transport.send(server.request("/stall"), body: nil, options: hurried) }
+            let timedOut = await serviceError {
+                _ = try await transport.send(server.request("/stall"), body: nil, options: hurried)
+            }
             #expect(timedOut?.code == .timedOut)
             // Takes 600 ms: the last transfer's 300 ms total timeout must not apply.
             let slow = try await transport.send(server.request("/slow-body?chunks=2&delayMs=300"))
@@ -55,7 +61,9 @@ import Testing
         try await withLoopback(configuration: oneLoop()) { server, transport in
             var proxied = TransferOptions()
             proxied.proxy = .url("http://127.0.0.1:9", bypass: ["example.invalid"])
-            let refused = await serviceError { _ = try await transport.send(server.request("/bytes?n=5"), body: nil, options: proxied) }
+            let refused = await serviceError {
+                _ = try await transport.send(server.request("/bytes?n=5"), body: nil, options: proxied)
+            }
             #expect(refused != nil)
             let direct = try await transport.send(server.request("/bytes?n=5"))
             #expect(direct.body.count == 5)

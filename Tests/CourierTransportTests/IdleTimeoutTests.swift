@@ -17,7 +17,9 @@ import Testing
         try await withLoopback { server, transport in
             var options = TransferOptions()
             options.idleTimeout = .seconds(1)
-            let error = await serviceError { _ = try await transport.send(server.request(route), body: nil, options: options) }
+            let error = await serviceError {
+                _ = try await transport.send(server.request(route), body: nil, options: options)
+            }
             #expect(error?.code == .timedOut, "\(route): \(String(describing: error))")
             #expect(error?.isRetryable == true)
         }
@@ -61,7 +63,13 @@ import Testing
     }
 
     @Test func aStreamWhoseConsumerLagsIsNotIdle() async throws {
-        try await withLoopback(configuration: { var c = CurlTransport.Configuration(); c.streamBufferSize = 16 << 10; return c }()) {
+        try await withLoopback(
+            configuration: {
+                var c = CurlTransport.Configuration()
+                c.streamBufferSize = 16 << 10
+                return c
+            }()
+        ) {
             server, transport in
             var options = TransferOptions()
             options.idleTimeout = .seconds(1)
@@ -83,7 +91,8 @@ import Testing
             options.idleTimeout = nil
             options.lowSpeedLimit = LowSpeedLimit(bytesPerSecond: 1_000, duration: .seconds(1))
             let error = await serviceError {
-                _ = try await transport.send(server.request("/slow-body?chunks=8&delayMs=300"), body: nil, options: options)
+                _ = try await transport.send(
+                    server.request("/slow-body?chunks=8&delayMs=300"), body: nil, options: options)
             }
             #expect(error?.code == .timedOut)
         }

@@ -44,7 +44,9 @@ import Testing
         defer { server.stop() }
         let transport = CurlTransport()
         let (error, failedAt) = await withTaskExecutorPreference(transport.taskExecutor) {
-            let error = await serviceError { _ = try await transport.send(post(server), body: body, options: options()) }
+            let error = await serviceError {
+                _ = try await transport.send(post(server), body: body, options: options())
+            }
             return (error, ContinuousClock.now)
         }
         await transport.shutdown(cancellingInFlight: true)

@@ -1,6 +1,7 @@
 import CourierTestServer
-@testable import CourierTransport
 import Testing
+
+@testable import CourierTransport
 
 /// Chunk boundaries are the network's choice: where they fall must not change the result.
 @Suite struct InflaterChunkingTests {
@@ -40,7 +41,9 @@ import Testing
             0x00, 0xf6, 0xf9, 0x81, 0xed, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
             0x02, 0x03, 0x2b, 0xcf, 0x2f, 0xca, 0x49, 0x01, 0x00, 0x43, 0x11, 0x77, 0x3a, 0x05, 0x00, 0x00, 0x00,
         ]
-        let whole = Result { try input.withUnsafeBytes { try Inflater(encoding: .gzip).inflateAll($0, limit: 1 << 20) } }
+        let whole = Result {
+            try input.withUnsafeBytes { try Inflater(encoding: .gzip).inflateAll($0, limit: 1 << 20) }
+        }
         let chunked = Result { try inflateChunked(input, encoding: .gzip, chunk: chunk) }
         switch (whole, chunked) {
         case (.success(let a), .success(let b)): #expect(Array(a) == b)

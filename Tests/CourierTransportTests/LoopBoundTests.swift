@@ -1,10 +1,10 @@
 import Testing
 
+@testable import CourierTransport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import CourierTransport
 
 /// ``LoopBound``: the loop's state is touched on its own thread only, never in overlapping
 /// accesses, and debug builds (the tests') trap on either.
@@ -18,10 +18,12 @@ struct LoopBoundTests {
         }
         var thread = pthread_t()
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let status = pthread_create(&thread, nil, { argument in
-            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-            return nil
-        }, box)
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
+                return nil
+            }, box)
         precondition(status == 0)
         pthread_join(thread, nil)
     }

@@ -22,7 +22,8 @@ import Testing
     func aBodilessStatusMayAnnounceAnyLength(status: Int) async throws {
         try await withLoopback { server, transport in
             let response = try await transport.send(
-                server.request("/announce?length=\(Self.large)&status=\(status)"), body: nil, options: TransferOptions())
+                server.request("/announce?length=\(Self.large)&status=\(status)"), body: nil, options: TransferOptions()
+            )
             #expect(response.head.status.code == status)
             #expect(response.body.isEmpty)
         }
@@ -31,7 +32,8 @@ import Testing
     @Test func aGetOverTheLimitStillFailsBeforeItsBody() async throws {
         try await withLoopback { server, transport in
             let error = await serviceError {
-                _ = try await transport.send(server.request("/announce?length=\(Self.large)"), body: nil, options: TransferOptions())
+                _ = try await transport.send(
+                    server.request("/announce?length=\(Self.large)"), body: nil, options: TransferOptions())
             }
             #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
             #expect(error?.isRetryable == false)

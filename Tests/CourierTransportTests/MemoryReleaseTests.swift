@@ -1,8 +1,8 @@
 import CourierTestServer
 import Foundation
+import Testing
 
 @testable import CourierTransport
-import Testing
 
 /// After a burst of large bodies and a shutdown, a process holds about what it held before:
 /// the body-buffer pool is bounded by bytes and emptied at shutdown, and large buffers go back
@@ -15,7 +15,10 @@ import Testing
         var received: Int
     }
 
-    @Test(.disabled(if: SanitizerRun.isThreadSanitizer, "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
+    @Test(
+        .disabled(
+            if: SanitizerRun.isThreadSanitizer,
+            "a memory probe: its figures mean nothing under ThreadSanitizer, and its load starves the other tests"))
     func residentMemoryReturnsNearItsBaselineAfterABurst() async throws {
         let server = try await TestServer.start()
         defer { Task { await server.stop() } }
@@ -25,12 +28,16 @@ import Testing
         #expect(status == 0)
         let figures = try JSONDecoder().decode(Figures.self, from: Data(data))
         let megabyte = 1 << 20
-        print("memory probe: baseline \(figures.baseline / megabyte) MB, peak \(figures.peak / megabyte) MB, after \(figures.after / megabyte) MB")
+        print(
+            "memory probe: baseline \(figures.baseline / megabyte) MB, peak \(figures.peak / megabyte) MB, after \(figures.after / megabyte) MB"
+        )
         // The burst really held its bodies at once ...
         #expect(figures.received > 200 * megabyte)
         #expect(figures.peak - figures.baseline > 150 * megabyte)
         // ... and the process gave them back.
-        #expect(figures.after - figures.baseline < 24 * megabyte, "kept \((figures.after - figures.baseline) / megabyte) MB")
+        #expect(
+            figures.after - figures.baseline < 24 * megabyte, "kept \((figures.after - figures.baseline) / megabyte) MB"
+        )
     }
 }
 

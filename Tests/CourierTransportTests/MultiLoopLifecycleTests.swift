@@ -29,7 +29,10 @@ struct MultiLoopLifecycleTests {
         var tasks: [Task<Int, any Error>] = []
         for index in 0..<count {
             tasks.append(
-                Task { try await transport.send(server.request("/gate?name=\(gate)"), body: nil, options: options).body.count })
+                Task {
+                    try await transport.send(server.request("/gate?name=\(gate)"), body: nil, options: options).body
+                        .count
+                })
             try await eventually { server.heldAtGate(gate) == index + 1 }
         }
         let loops = transport.group.loops.count

@@ -1,6 +1,7 @@
-@testable import CourierTransport
 import HTTPTypes
 import Testing
+
+@testable import CourierTransport
 
 /// The head as the loop thread parses it (`ResponseHeadParser` in `Transfer`), fed line by line
 /// as curl does.
@@ -30,7 +31,9 @@ import Testing
             "Content-Length: 12, 12\r\n", "\r\n",
         ])
         // Read first: `#expect` cannot capture a noncopyable parser.
-        let (complete, status, hasLocation, length) = (head.isComplete, head.status, head.hasLocation, head.contentLength)
+        let (complete, status, hasLocation, length) = (
+            head.isComplete, head.status, head.hasLocation, head.contentLength
+        )
         #expect(complete && status == 301 && hasLocation && length == 12)
         let parsed = head.response
         let response = try #require(parsed)

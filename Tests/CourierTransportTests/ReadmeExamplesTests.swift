@@ -50,7 +50,8 @@ import Testing
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for id in 1...100 {
                     group.addTask {
-                        let request = HTTPRequest(method: .get, scheme: scheme, authority: authority, path: "/bytes?n=\(id)")
+                        let request = HTTPRequest(
+                            method: .get, scheme: scheme, authority: authority, path: "/bytes?n=\(id)")
                         return try await transport.send(request).body.count
                     }
                 }

@@ -60,7 +60,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [(303, "GET", false), (302, "GET", false), (301, "GET", false), (307, "POST", true), (308, "POST", true)])
+    @Test(arguments: [
+        (303, "GET", false), (302, "GET", false), (301, "GET", false), (307, "POST", true), (308, "POST", true),
+    ])
     func methodAndBodyFollowTheStatus(status: Int, method: String, keepsBody: Bool) async throws {
         try await withLoopback { server, transport in
             let response = try await transport.send(

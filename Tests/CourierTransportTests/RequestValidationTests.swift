@@ -1,7 +1,8 @@
 import CourierTestServer
-@testable import CourierTransport
 import Foundation
 import Testing
+
+@testable import CourierTransport
 
 @Suite struct RequestValidationTests {
     @Test(arguments: ["a\r\nX-Injected: 1", "a\nb", "a\0b", "a\u{7F}b", "a\u{1B}b"])
@@ -79,7 +80,9 @@ import Testing
         ]
         for value in values {
             var parser = ResponseHeadParser(limit: 1 << 16)
-            for line in [Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-V: ".utf8) + value + Array("\r\n".utf8), [13, 10]] {
+            for line in [
+                Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-V: ".utf8) + value + Array("\r\n".utf8), [13, 10],
+            ] {
                 _ = try line.withUnsafeBytes { try parser.consume($0) }
             }
             let response = parser.response
@@ -111,7 +114,8 @@ import Testing
     @Test func repeatedLinesReuseTheirFieldAndChangedOnesDoNot() throws {
         let values = ["nginx/1.22.1", "nginx/1.22.1", "nginx/1.22.2", "", "nginx/1.22.2", "caf\u{E9}", "a\u{1}b"]
         for value in values {
-            let head = try #require(try parse(["HTTP/1.1 200 OK\r\n", "Server: \(value)\r\n", "ETag: \"\(value)\"\r\n", "\r\n"]))
+            let head = try #require(
+                try parse(["HTTP/1.1 200 OK\r\n", "Server: \(value)\r\n", "ETag: \"\(value)\"\r\n", "\r\n"]))
             let server = try #require(head.headerFields.first { $0.name == .server })
             #expect(server.withUnsafeBytesOfValue { Array($0) } == Array(value.utf8))
             #expect(server == HTTPField(name: .server, lenientValue: Array(value.utf8)))
@@ -122,7 +126,9 @@ import Testing
     /// The fields a head must have: each line's name and bytes, built without the parser.
     static func expected(_ lines: [(String, String)]) -> HTTPFields {
         var fields = HTTPFields()
-        for (name, value) in lines { fields.append(HTTPField(name: HTTPField.Name(name)!, lenientValue: Array(value.utf8))) }
+        for (name, value) in lines {
+            fields.append(HTTPField(name: HTTPField.Name(name)!, lenientValue: Array(value.utf8)))
+        }
         return fields
     }
 

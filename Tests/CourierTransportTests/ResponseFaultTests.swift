@@ -35,7 +35,9 @@ import Testing
         try await withLoopback { server, transport in
             var options = TransferOptions()
             options.timeout = .milliseconds(300)
-            let error = await serviceError { _ = try await transport.send(server.request("/stall"), body: nil, options: options) }
+            let error = await serviceError {
+                _ = try await transport.send(server.request("/stall"), body: nil, options: options)
+            }
             #expect(error?.code == .timedOut)
             #expect(error?.isRetryable == true)
         }
@@ -45,7 +47,9 @@ import Testing
         try await withLoopback { server, transport in
             var options = TransferOptions()
             options.lowSpeedLimit = LowSpeedLimit(bytesPerSecond: 10, duration: .seconds(1))
-            let error = await serviceError { _ = try await transport.send(server.request("/stall"), body: nil, options: options) }
+            let error = await serviceError {
+                _ = try await transport.send(server.request("/stall"), body: nil, options: options)
+            }
             #expect(error?.code == .timedOut)
         }
     }

@@ -25,7 +25,8 @@ import Testing
     /// established" head must not become the response's (curl hands it to the header callback
     /// unless told not to).
     @Test func theResponseThroughAProxyTunnelIsTheServersNotTheProxys() async throws {
-        try peer.serve("missing", response: "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nX-From: server\r\n\r\nnot here")
+        try peer.serve(
+            "missing", response: "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nX-From: server\r\n\r\nnot here")
         let proxy = try ConnectProxy()
         defer { proxy.stop() }
         var options = TransferOptions()
@@ -80,7 +81,9 @@ import Testing
         try peer.serve("downgrade", response: "HTTP/1.0 302 Found\r\nLocation: http://127.0.0.1:1/json\r\n\r\n")
         var options = TransferOptions()
         options.tls.certificateAuthorityFile = peer.certificateFile
-        let error = await serviceError { _ = try await transport.send(request("/downgrade"), body: nil, options: options) }
+        let error = await serviceError {
+            _ = try await transport.send(request("/downgrade"), body: nil, options: options)
+        }
         #expect(error?.code == .redirectRefused)
         await finish()
     }

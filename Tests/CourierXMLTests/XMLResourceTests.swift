@@ -56,7 +56,10 @@ struct MissingElement: XMLResource {
 
 /// Written before `decodingKeyPath` was shared: `xmlKeyPath` still applies.
 struct WrongShape: XMLResource {
-    struct Strict: Decodable, Sendable { var title: String; var rating: Int }
+    struct Strict: Decodable, Sendable {
+        var title: String
+        var rating: Int
+    }
     typealias Response = [Strict]
     var base: String
     var endpoint: Endpoint { Endpoint(base, path: "/rss") }
@@ -80,10 +83,14 @@ struct XMLResourceTests {
         #expect(items[0].guid == .init(value: "https://example.com/posts/caching", isPermaLink: true))
         #expect(items[0].category == ["release", "caching"])
         #expect(items[2].category == nil)
-        let error = await #expect(throws: ServiceError.self) { try await WrongShape(base: server.baseURL).load(using: coordinator) }
+        let error = await #expect(throws: ServiceError.self) {
+            try await WrongShape(base: server.baseURL).load(using: coordinator)
+        }
         #expect(error?.code == .decodingFailed)
         #expect(error?.message.contains("rating") == true)
-        let missing = await #expect(throws: ServiceError.self) { try await MissingElement(base: server.baseURL).load(using: coordinator) }
+        let missing = await #expect(throws: ServiceError.self) {
+            try await MissingElement(base: server.baseURL).load(using: coordinator)
+        }
         #expect(missing?.code == .decodingFailed)
         #expect(missing?.message.contains("missing key 'entry'") == true)
         await transport.shutdown()
@@ -93,7 +100,10 @@ struct XMLResourceTests {
 
 /// The README's XML example, against the loopback server's feed.
 @Suite struct XMLReadmeExamplesTests {
-    struct FeedItem: Decodable, Sendable { let title: String; let link: String }
+    struct FeedItem: Decodable, Sendable {
+        let title: String
+        let link: String
+    }
 
     struct Headlines: XMLResource {
         typealias Response = [FeedItem]

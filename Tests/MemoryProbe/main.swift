@@ -34,9 +34,13 @@ let baseline = status("VmRSS")
 
 // The burst: buffered identity bodies of several sizes (pooled and not), inflated gzip bodies,
 // and a 48 MiB decompression that stays under the 64 MiB limit, all alive at once.
-let paths = (0..<8).flatMap { round in
-    ["/bytes?n=\(1 << 20)", "/bytes?n=\(3 << 20)", "/bytes?n=\(9 << 20)", "/gzip?n=\(6 << 20)", "/bytes?n=\(100_000 + round)"]
-} + ["/gzip-bomb?mb=48", "/gzip-bomb?mb=48"]
+let paths =
+    (0..<8).flatMap { round in
+        [
+            "/bytes?n=\(1 << 20)", "/bytes?n=\(3 << 20)", "/bytes?n=\(9 << 20)", "/gzip?n=\(6 << 20)",
+            "/bytes?n=\(100_000 + round)",
+        ]
+    } + ["/gzip-bomb?mb=48", "/gzip-bomb?mb=48"]
 var bodies = try await withThrowingTaskGroup(of: Data.self) { group in
     for path in paths { group.addTask { try await transport.send(request(path)).body } }
     var all: [Data] = []

@@ -19,7 +19,9 @@ func say(_ line: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 6, let port = Int(arguments[1]), let equals = arguments[4].firstIndex(of: "=") else {
-    say("error usage: courier-pg-fleet-member <postgres port> <base URL> <path> <name>=<value> plain | collapse <wait s> <lease s>")
+    say(
+        "error usage: courier-pg-fleet-member <postgres port> <base URL> <path> <name>=<value> plain | collapse <wait s> <lease s>"
+    )
     exit(2)
 }
 let query = [URLQueryItem(name: String(arguments[4][..<equals]), value: String(arguments[4][equals...].dropFirst()))]
@@ -54,7 +56,9 @@ let printer = Task {
 }
 let status: Int32
 do {
-    let loaded = try await FleetLoad(endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: policy).loadResponse(using: coordinator)
+    let loaded = try await FleetLoad(
+        endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: policy
+    ).loadResponse(using: coordinator)
     await coordinator.shutdown()
     await printer.value
     say("done \(loaded.source) \(String(decoding: loaded.value, as: UTF8.self))")

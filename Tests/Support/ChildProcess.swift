@@ -52,7 +52,7 @@ public final class ChildProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid = pid_t()
         let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
         guard result == 0 else {
@@ -63,11 +63,13 @@ public final class ChildProcess: Sendable {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
     /// Glibc module does not declare (it needs `_GNU_SOURCE`). Without it, descriptors leak.
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-        }
-    }()
+    private static let addCloseFrom:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+            dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+                unsafeBitCast(
+                    $0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+            }
+        }()
 
     /// Whether the child has exited (it is reaped if so).
     public var hasExited: Bool { reap(blocking: false) != nil }

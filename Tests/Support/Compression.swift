@@ -9,13 +9,15 @@ public enum Compression {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer { stream.deallocate() }
-        let windowBits: Int32 = switch format {
-        case .gzip: 15 + 16
-        case .zlib: 15
-        case .raw: -15
-        }
+        let windowBits: Int32 =
+            switch format {
+            case .gzip: 15 + 16
+            case .zlib: 15
+            case .raw: -15
+            }
         precondition(
-            deflateInit2_(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+            deflateInit2_(
+                stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                 Int32(MemoryLayout<z_stream>.size)) == Z_OK)
         defer { deflateEnd(stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(input.count))) + 64)

@@ -39,7 +39,8 @@ public final class ConnectProxy: Sendable {
         }
         let requestLine = String(decoding: head.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
         guard requestLine.count == 3, requestLine[0] == "CONNECT",
-            let colon = requestLine[1].lastIndex(of: ":"), let targetPort = UInt16(requestLine[1][requestLine[1].index(after: colon)...])
+            let colon = requestLine[1].lastIndex(of: ":"),
+            let targetPort = UInt16(requestLine[1][requestLine[1].index(after: colon)...])
         else {
             reply(client, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return
@@ -81,7 +82,9 @@ public final class ConnectProxy: Sendable {
                 var sent = 0
                 while sent < count {
                     // MSG_NOSIGNAL: a peer that left must not kill the test process with SIGPIPE.
-                    let written = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
+                    let written = buffer.withUnsafeBytes {
+                        Glibc.send(to, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL))
+                    }
                     guard written > 0 else { return }
                     sent += written
                 }

@@ -21,7 +21,7 @@ public enum LocalPort {
     /// `count` distinct ports nobody listens on right now (all bound at once, then released).
     public static func free(_ count: Int) throws -> [Int] {
         var descriptors: [Int32] = []
-        defer { descriptors.forEach { close($0) } }
+        defer { for descriptor in descriptors { close(descriptor) } }
         return try (0..<count).map { _ in
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard descriptor >= 0 else { throw LocalPortError("socket()") }

@@ -156,7 +156,12 @@ public final class NginxServer: Sendable {
     public func stop() { stop(removingFiles: true) }
 
     private func stop(removingFiles: Bool) {
-        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        guard
+            stopped.withLock({ stopped in
+                defer { stopped = true }
+                return !stopped
+            })
+        else { return }
         close(lifeline)
         if !process.hasExited { kill(process.pid, SIGTERM) }
         process.wait()

@@ -67,7 +67,9 @@ public final class PacedServer: Sendable {
     public init(script: Script) throws {
         let log = Log()
         self.log = log
-        listener = try LoopbackListener(receiveBuffer: 16 << 10) { client in Self.serve(client, script: script, log: log) }
+        listener = try LoopbackListener(receiveBuffer: 16 << 10) { client in
+            Self.serve(client, script: script, log: log)
+        }
         port = listener.port
     }
 
@@ -90,7 +92,8 @@ public final class PacedServer: Sendable {
             if head.suffix(4) == [13, 10, 13, 10] { break }
         }
         let text = String(decoding: head, as: UTF8.self).lowercased()
-        let length = text.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+        let length =
+            text.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
             .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
         let target = min(length, script.bodyBytesRead ?? length)
         var buffer = [UInt8](repeating: 0, count: max(script.piece, 1))

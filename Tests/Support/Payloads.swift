@@ -12,7 +12,10 @@ public enum Payloads {
         bytes.reserveCapacity(count + 64)
         var index = 0
         while bytes.count < count {
-            bytes.append(contentsOf: #"{"id":\#(index),"name":"user-\#(index &* 2654435761 % 100_000)","score":\#(index % 997)},"#.utf8)
+            bytes.append(
+                contentsOf:
+                    #"{"id":\#(index),"name":"user-\#(index &* 2_654_435_761 % 100_000)","score":\#(index % 997)},"#
+                    .utf8)
             index += 1
         }
         return Array(bytes[..<count])

@@ -140,7 +140,9 @@ public final class PostgresCluster: Sendable {
         }
         // The server would take a zombie's PID in a lock file for a live postmaster (init reaps
         // the killed processes when it gets to it).
-        for lock in [dataDirectory + "/postmaster.pid", directory + "/.s.PGSQL.\(port).lock", directory + "/.s.PGSQL.\(port)"] {
+        for lock in [
+            dataDirectory + "/postmaster.pid", directory + "/.s.PGSQL.\(port).lock", directory + "/.s.PGSQL.\(port)",
+        ] {
             try? FileManager.default.removeItem(atPath: lock)
         }
     }
@@ -148,7 +150,8 @@ public final class PostgresCluster: Sendable {
     /// Stops the server (at once) and removes the directory. Call it when done, also on failure.
     public func remove() async {
         if postmasterPID() != nil {
-            _ = try? await Self.run(as: user, binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
+            _ = try? await Self.run(
+                as: user, binaries + "/pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
         }
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -86,7 +86,8 @@ public final class TLSPeer: Sendable {
     }
 
     /// Makes a self-signed certificate and key in `directory`; returns their paths.
-    public static func makeCertificate(in directory: String, name: String) throws -> (certificate: String, key: String) {
+    public static func makeCertificate(in directory: String, name: String) throws -> (certificate: String, key: String)
+    {
         let certificate = directory + "/\(name).pem"
         let key = directory + "/\(name)-key.pem"
         _ = try shell(
@@ -100,7 +101,12 @@ public final class TLSPeer: Sendable {
 
     /// Stops the peer and removes its files. Safe to call more than once.
     public func stop() {
-        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        guard
+            stopped.withLock({ stopped in
+                defer { stopped = true }
+                return !stopped
+            })
+        else { return }
         // s_server does not always stop on SIGTERM (it may inherit it blocked).
         kill(process.pid, SIGKILL)
         process.wait()

@@ -1,5 +1,5 @@
-import CourierCore
 import CourierCaching
+import CourierCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -88,7 +88,8 @@ extension TestServer {
         let ifModifiedSince = request.head.headers.first(name: "If-Modified-Since")
         let etagMatches = request.query("etag") == "1" && ifNoneMatch == etag
         let notModifiedSince =
-            ifNoneMatch == nil && request.query("lm") == "1" && ifModifiedSince.flatMap(parseHTTPDate).map {
+            ifNoneMatch == nil && request.query("lm") == "1"
+            && ifModifiedSince.flatMap(parseHTTPDate).map {
                 $0 >= state.lastModified.addingTimeInterval(-86_400)
             } == true
         if etagMatches || notModifiedSince {
@@ -97,7 +98,8 @@ extension TestServer {
             return true
         }
         let language = request.head.headers.first(name: "Accept-Language") ?? ""
-        let body = Array(#"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#.utf8)
+        let body = Array(
+            #"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#.utf8)
         if request.head.method == .HEAD {
             out.send(200, headers: headers, body: [], contentLength: body.count)
         } else if request.query("range") == "1", let range = request.head.headers.first(name: "Range"),

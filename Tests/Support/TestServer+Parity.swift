@@ -15,11 +15,16 @@ extension TestServer {
         case "/problem":
             let message = request.query("message") ?? "Something went wrong"
             let body = #"{"error": {"code": "invalid", "message": "\#(message)"}}"#
-            out.send(request.intQuery("status", default: 422), "Problem", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+            out.send(
+                request.intQuery("status", default: 422), "Problem", headers: [("Content-Type", "application/json")],
+                body: Array(body.utf8))
         case "/snake":
-            out.send(200, headers: [("Content-Type", "application/json")], body: Array(#"{"product_name": "Widget", "unit_price": 12}"#.utf8))
+            out.send(
+                200, headers: [("Content-Type", "application/json")],
+                body: Array(#"{"product_name": "Widget", "unit_price": 12}"#.utf8))
         case "/lossy":
-            let body = #"[{"id": 1, "name": "first"}, {"id": "two", "name": "second"}, {"id": 3}, {"id": 4, "name": "fourth"}]"#
+            let body =
+                #"[{"id": 1, "name": "first"}, {"id": "two", "name": "second"}, {"id": 3}, {"id": 4, "name": "fourth"}]"#
             out.send(200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
         default:
             return false

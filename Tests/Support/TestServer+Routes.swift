@@ -84,7 +84,8 @@ extension TestServer {
         case "/stall":
             out.raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789")
         case "/close-mid-body":
-            out.raw("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100), thenClose: true)
+            out.raw(
+                "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100), thenClose: true)
         case "/close-immediately":
             out.close()
         case "/close-first":

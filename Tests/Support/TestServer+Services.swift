@@ -121,7 +121,8 @@ extension TestServer {
             if attempt <= failures {
                 var headers = [("Content-Type", "text/plain")]
                 if let retryAfter = request.query("retryAfter") { headers.append(("Retry-After", retryAfter)) }
-                out.send(request.intQuery("status", default: 503), "Unavailable", headers: headers, body: Array("busy".utf8))
+                out.send(
+                    request.intQuery("status", default: 503), "Unavailable", headers: headers, body: Array("busy".utf8))
             } else {
                 out.send(200, headers: json, body: Array(#"{"attempts":\#(attempt)}"#.utf8))
             }

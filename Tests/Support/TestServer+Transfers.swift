@@ -68,7 +68,8 @@ extension TestServer {
         var start = 0
         var status = "200 OK"
         if request.query("honorRange") != "0", let range = request.head.headers.first(name: "Range"),
-            range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()), from < count,
+            range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()),
+            from < count,
             request.head.headers.first(name: "If-Range").map({ $0 == validator }) ?? true
         {
             start = from

@@ -77,7 +77,8 @@ public final class TestServer: Sendable {
             }
         let channel: any Channel
         if let unixSocketPath {
-            channel = try await bootstrap.bind(unixDomainSocketPath: unixSocketPath, cleanupExistingSocketFile: true).get()
+            channel = try await bootstrap.bind(unixDomainSocketPath: unixSocketPath, cleanupExistingSocketFile: true)
+                .get()
         } else {
             channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
         }

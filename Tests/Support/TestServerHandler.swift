@@ -42,7 +42,9 @@ final class TestServerHandler: ChannelInboundHandler {
             bodyLength += buffer.readableBytes
             buffer.withUnsafeReadableBytes { bytes in
                 bodyCRC = Compression.crc32(bytes, continuing: bodyCRC)
-                if bodyPrefix.count < 1 << 20 { bodyPrefix.append(contentsOf: bytes.prefix((1 << 20) - bodyPrefix.count)) }
+                if bodyPrefix.count < 1 << 20 {
+                    bodyPrefix.append(contentsOf: bytes.prefix((1 << 20) - bodyPrefix.count))
+                }
             }
         case .end:
             guard let head else { return }

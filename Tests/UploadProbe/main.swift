@@ -91,4 +91,6 @@ func measure() async throws -> (baseline: Int, peak: Int, status: Int) {
 
 let figures = try await measure()
 let sanitized = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
-print(#"{"baseline": \#(figures.baseline), "peak": \#(figures.peak), "status": \#(figures.status), "sanitized": \#(sanitized)}"#)
+print(
+    #"{"baseline": \#(figures.baseline), "peak": \#(figures.peak), "status": \#(figures.status), "sanitized": \#(sanitized)}"#
+)

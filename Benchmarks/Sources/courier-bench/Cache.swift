@@ -127,16 +127,19 @@ func caches(report: Report, quick: Bool, runs: Int) async throws {
         let setScenario = "memory set x\(callers)"
         let setReference = report.add(setScenario, "dictionary LRU in an actor", unit: "ops/s", samples: dictionarySets)
         report.add(setScenario, "NSCache", unit: "ops/s", samples: nsSets, reference: setReference)
-        report.add(setScenario, "Courier TieredCache (memory)", unit: "ops/s", samples: ourSets, reference: setReference)
+        report.add(
+            setScenario, "Courier TieredCache (memory)", unit: "ops/s", samples: ourSets, reference: setReference)
 
         progress("memory miss, \(callers) caller(s)")
         let ourMisses = await rate { _ = await tiered.lookup(missKeys[$0 % 1_000], in: .memory) }
         let dictionaryMisses = await rate { _ = await lru.value(for: missKeys[$0 % 1_000]) }
         let nsMisses = await rate { _ = nscache.cache.object(forKey: nscache.missNames[$0 % 1_000]) }
         let missScenario = "memory miss x\(callers)"
-        let missReference = report.add(missScenario, "dictionary LRU in an actor", unit: "ops/s", samples: dictionaryMisses)
+        let missReference = report.add(
+            missScenario, "dictionary LRU in an actor", unit: "ops/s", samples: dictionaryMisses)
         report.add(missScenario, "NSCache", unit: "ops/s", samples: nsMisses, reference: missReference)
-        report.add(missScenario, "Courier TieredCache (memory)", unit: "ops/s", samples: ourMisses, reference: missReference)
+        report.add(
+            missScenario, "Courier TieredCache (memory)", unit: "ops/s", samples: ourMisses, reference: missReference)
     }
 
     // Disk: 10 KB entries against a plain atomic file write and a plain read.
@@ -147,7 +150,10 @@ func caches(report: Report, quick: Bool, runs: Int) async throws {
         Cleanup.done(undo)
     }
     let count = quick ? 1_000 : 5_000
-    var writes: [Double] = [], reads: [Double] = [], plainWrites: [Double] = [], plainReads: [Double] = []
+    var writes: [Double] = []
+    var reads: [Double] = []
+    var plainWrites: [Double] = []
+    var plainReads: [Double] = []
     var promotions: [Double] = []
     for run in 0..<runs {
         progress("disk cache, run \(run + 1)/\(runs)")
@@ -178,14 +184,18 @@ func caches(report: Report, quick: Bool, runs: Int) async throws {
     report.add("disk write 10 KB", "Courier DiskCache", unit: "ops/s", samples: writes, reference: plainWrite)
     let plainRead = report.add("disk read 10 KB", "Data(contentsOf:)", unit: "ops/s", samples: plainReads)
     report.add("disk read 10 KB", "Courier DiskCache", unit: "ops/s", samples: reads, reference: plainRead)
-    report.add("tiered promotion", "disk hit promoted to memory", unit: "ops/s", samples: promotions, reference: plainRead)
+    report.add(
+        "tiered promotion", "disk hit promoted to memory", unit: "ops/s", samples: promotions, reference: plainRead)
 
     // Opening a large cache: the index comes from directory metadata; no body is read.
     let entries = quick ? 10_000 : 100_000
     progress("writing \(entries) entries")
     let large = try DiskCache(directory: root + "/large", options: .init(sizeLimit: 1 << 34))
-    let small = CachedResponse(status: 200, headerFields: [:], body: Data(count: 100), requestTime: Date(), responseTime: Date())
-    for index in 0..<entries { try await large.store(small, for: CacheKey("GET https://api.example.com/large/\(index)")) }
+    let small = CachedResponse(
+        status: 200, headerFields: [:], body: Data(count: 100), requestTime: Date(), responseTime: Date())
+    for index in 0..<entries {
+        try await large.store(small, for: CacheKey("GET https://api.example.com/large/\(index)"))
+    }
     var opens: [Double] = []
     for _ in 0..<runs {
         progress("opening \(entries) entries")

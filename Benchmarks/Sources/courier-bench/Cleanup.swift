@@ -74,7 +74,8 @@ enum Cleanup {
         }
         for (_, action) in actions.reversed() { action() }
         let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
-        FileHandle.standardError.write(Data("\ncourier-bench: \(name): its servers stopped and its folders removed\n".utf8))
+        FileHandle.standardError.write(
+            Data("\ncourier-bench: \(name): its servers stopped and its folders removed\n".utf8))
         exit(128 + signal)
     }
 }

@@ -1,13 +1,14 @@
-#if Peers
-import AsyncHTTPClient
-#endif
 import CRawCurl
 import Courier
 import Foundation
+import Glibc
+
+#if Peers
+import AsyncHTTPClient
+#endif
 #if Peers
 import FoundationNetworking
 #endif
-import Glibc
 
 /// The HTTP clients compared end to end. Each runs in a child process of its own, so its CPU
 /// time and peak memory are its own.
@@ -127,7 +128,9 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         let parts = BytesResource(url: url)
         work = { count in
             try await concurrently(count, concurrency) { index in
-                try await DistinctBytesResource(base: parts.base, path: parts.path, index: index).load(using: coordinator).count
+                try await DistinctBytesResource(base: parts.base, path: parts.path, index: index).load(
+                    using: coordinator
+                ).count
             }
         }
         cleanup = { await transport.shutdown() }
@@ -152,7 +155,8 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         work = { count in
             try await concurrently(count, concurrency) { index in
                 // The request `DistinctBytesResource` builds, made here as a caller of `send` would.
-                let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "\(parts.path)?i=\(index)")
+                let request = HTTPRequest(
+                    method: .get, scheme: "http", authority: authority, path: "\(parts.path)?i=\(index)")
                 return try await transport.send(request).body.count
             }
         }

@@ -22,7 +22,9 @@ func coalescing(nginx: Nginx, report: Report, runs: Int) async throws {
     let transport = CountingTransport(curl)
     let coordinator = RequestCoordinator(transport: transport)
     let resource = BytesResource(url: "\(nginx.base)/slow/medium.json")
-    var singles: [Double] = [], groups: [Double] = [], transfers: [Double] = []
+    var singles: [Double] = []
+    var groups: [Double] = []
+    var transfers: [Double] = []
     for run in 0..<runs {
         progress("coalescing, run \(run + 1)/\(runs)")
         var start = ContinuousClock.now

@@ -7,7 +7,8 @@ func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
     for payload in ["small", "medium"] {
         for encoding in ["identity", "gzip"] {
             for concurrency in [1, 64] {
-                var requests = payload == "small" ? (concurrency == 1 ? 5_000 : 20_000) : (concurrency == 1 ? 2_000 : 5_000)
+                var requests =
+                    payload == "small" ? (concurrency == 1 ? 5_000 : 20_000) : (concurrency == 1 ? 2_000 : 5_000)
                 if quick { requests /= 10 }
                 let url = "\(nginx.base)/\(encoding == "gzip" ? "gz" : "identity")/\(payload).json"
                 let scenario = "\(payload) \(encoding) c=\(concurrency)"
@@ -17,7 +18,9 @@ func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
                     for run in 0..<runs {
                         progress("\(scenario): \(client.rawValue), run \(run + 1)/\(runs)")
                         results[client, default: []].append(
-                            try spawnClient(client, url: url, concurrency: concurrency, requests: requests, gzip: encoding == "gzip"))
+                            try spawnClient(
+                                client, url: url, concurrency: concurrency, requests: requests, gzip: encoding == "gzip"
+                            ))
                     }
                 }
                 let raw = figure(for: .raw, results, scenario: scenario, report: report, reference: nil)

@@ -125,7 +125,8 @@ final class FaultServer: Sendable {
         case .unavailableRetryNow, .unavailableRetryLater:
             let retry = fault == .unavailableRetryNow ? "0" : "1"
             let text = Data("unavailable\n".utf8)
-            return write(head(503, length: text.count, gzip: false, extra: "Retry-After: \(retry)\r\n") + text, to: connection)
+            return write(
+                head(503, length: text.count, gzip: false, extra: "Retry-After: \(retry)\r\n") + text, to: connection)
         case .corruptGzip:
             let middle = body.startIndex + body.count / 2
             for index in middle..<min(middle + 16, body.endIndex) { body[index] ^= 0x5A }
@@ -187,7 +188,8 @@ extension [UInt8] {
     /// The index of the `\r\n\r\n` that ends a request head, if it arrived.
     fileprivate var headEnd: Int? {
         guard count >= 4 else { return nil }
-        for index in 0...(count - 4) where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13 && self[index + 3] == 10 {
+        for index in 0...(count - 4)
+        where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13 && self[index + 3] == 10 {
             return index
         }
         return nil

@@ -100,13 +100,17 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
         let sharedParallel = try await measure(callers: 16) { try await shared.entry(for: $0) != nil }
         let scenario = "tier hit 10 KB"
         let reference = report.add(
-            scenario, "memory tier (TieredCache)", unit: "ops/s", samples: memoryHits.rates, notes: notes(memoryHits.latencies))
-        report.add(scenario, "disk tier (DiskCache)", unit: "ops/s", samples: diskHits.rates, reference: reference,
-                   notes: notes(diskHits.latencies))
-        report.add(scenario, "shared tier (\(postgres.version))", unit: "ops/s",
-                   samples: sharedHits.rates, reference: reference, notes: notes(sharedHits.latencies))
-        report.add(scenario, "shared tier, 16 callers at once", unit: "ops/s", samples: sharedParallel.rates,
-                   reference: reference, notes: notes(sharedParallel.latencies))
+            scenario, "memory tier (TieredCache)", unit: "ops/s", samples: memoryHits.rates,
+            notes: notes(memoryHits.latencies))
+        report.add(
+            scenario, "disk tier (DiskCache)", unit: "ops/s", samples: diskHits.rates, reference: reference,
+            notes: notes(diskHits.latencies))
+        report.add(
+            scenario, "shared tier (\(postgres.version))", unit: "ops/s",
+            samples: sharedHits.rates, reference: reference, notes: notes(sharedHits.latencies))
+        report.add(
+            scenario, "shared tier, 16 callers at once", unit: "ops/s", samples: sharedParallel.rates,
+            reference: reference, notes: notes(sharedParallel.latencies))
         try await shared.removeAll()
     }
 }
@@ -228,7 +232,8 @@ func runFleetChild(arguments: [String]) async throws {
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             run.loads += 1
             do {
-                let resource = FleetResource(base: arguments[1], tag: arguments[2], round: round, collapsing: collapsing)
+                let resource = FleetResource(
+                    base: arguments[1], tag: arguments[2], round: round, collapsing: collapsing)
                 let loaded = try await resource.loadResponse(using: coordinator)
                 run.sources["\(loaded.source)", default: 0] += 1
             } catch {

@@ -20,7 +20,8 @@ func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
     guard let preload = ProcessInfo.processInfo.environment["COURIER_VALGRIND_PRELOAD"] else {
         throw BenchError("instructions: run it through scripts/instructions.sh (it builds the valgrind preload)")
     }
-    let valgrind = try capture("/usr/bin/env", ["sh", "-c", "command -v valgrind"]).trimmingCharacters(in: .whitespacesAndNewlines)
+    let valgrind = try capture("/usr/bin/env", ["sh", "-c", "command -v valgrind"]).trimmingCharacters(
+        in: .whitespacesAndNewlines)
     guard !valgrind.isEmpty else { throw BenchError("instructions: valgrind is not installed") }
     let (short, long) = quick ? (200, 700) : (300, 1_300)
     report.section("Instructions per request (valgrind --tool=callgrind, (I(\(long)) - I(\(short))) / \(long - short))")
@@ -54,7 +55,8 @@ func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
 func countInstructions(
     valgrind: String, preload: String, client: Client, url: String, concurrency: Int, requests: Int
 ) throws -> Int {
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-callgrind-\(UUID().uuidString)").path
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-callgrind-\(UUID().uuidString)")
+        .path
     let undo = Cleanup.removes(output)
     defer {
         Cleanup.done(undo)

@@ -29,7 +29,8 @@ func runInterleaved(url: String, rounds: Int, block: Int, labels: [String]) asyn
     }
     func distinct(_ coordinator: RequestCoordinator) -> @Sendable (Int) async throws -> Int {
         { index in
-            try await DistinctBytesResource(base: parts.base, path: parts.path, index: index).load(using: coordinator).count
+            try await DistinctBytesResource(base: parts.base, path: parts.path, index: index).load(using: coordinator)
+                .count
         }
     }
     var variants: [(label: String, run: @Sendable (Int) async throws -> Int)] = []
@@ -38,9 +39,17 @@ func runInterleaved(url: String, rounds: Int, block: Int, labels: [String]) asyn
         var run: @Sendable (Int) async throws -> Int
         switch onLoop ? String(label.dropLast("@loop".count)) : label {
         case "tuned":
-            let tuned = coordinator { $0.coalescesDuplicateLoads = false; $0.retryPolicy = .none }
+            let tuned = coordinator {
+                $0.coalescesDuplicateLoads = false
+                $0.retryPolicy = .none
+            }
             run = { _ in try await parts.load(using: tuned).count }
-        case "tuned-distinct": run = distinct(coordinator { $0.coalescesDuplicateLoads = false; $0.retryPolicy = .none })
+        case "tuned-distinct":
+            run = distinct(
+                coordinator {
+                    $0.coalescesDuplicateLoads = false
+                    $0.retryPolicy = .none
+                })
         case "defaults": run = distinct(coordinator { _ in })
         case "defaults-same":
             let defaults = coordinator { _ in }
@@ -54,7 +63,8 @@ func runInterleaved(url: String, rounds: Int, block: Int, labels: [String]) asyn
             run = { _ in try await transport.send(request).body.count }
         case "send-distinct":
             run = { index in
-                let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "\(parts.path)?i=\(index)")
+                let request = HTTPRequest(
+                    method: .get, scheme: "http", authority: authority, path: "\(parts.path)?i=\(index)")
                 return try await transport.send(request).body.count
             }
         default: throw BenchError("--interleaved: unknown label \(label)")

@@ -42,7 +42,11 @@ final class LoadWatch: Sendable {
                     watched = nil
                     return continuation
                 }
-                if let waiting { waiting.resume(returning: outcome) } else { self.lateEndings.add(1, ordering: .relaxed) }
+                if let waiting {
+                    waiting.resume(returning: outcome)
+                } else {
+                    self.lateEndings.add(1, ordering: .relaxed)
+                }
             }
             state.withLock { watched in
                 if watched?.index == index { watched?.task = task }

@@ -19,15 +19,19 @@ func manyLoads(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
         }
     }
     func notes(_ runs: [ClientRun]) -> [String: Double] {
-        ["MB RSS": median(runs.map { Double($0.peakRSSKilobytes) / 1024 }),
-         "failures": Double(runs.reduce(0) { $0 + $1.failures }),
-         "s": median(runs.map(\.seconds))]
+        [
+            "MB RSS": median(runs.map { Double($0.peakRSSKilobytes) / 1024 }),
+            "failures": Double(runs.reduce(0) { $0 + $1.failures }),
+            "s": median(runs.map(\.seconds)),
+        ]
     }
     let rate: ([ClientRun]) -> [Double] = { runs in runs.map { Double($0.requests) / max($0.seconds, 1e-9) } }
-    let narrow = report.add(scenario, "load() defaults, 64 at once", unit: "req/s", samples: rate(results[64] ?? []),
-                            notes: notes(results[64] ?? []))
+    let narrow = report.add(
+        scenario, "load() defaults, 64 at once", unit: "req/s", samples: rate(results[64] ?? []),
+        notes: notes(results[64] ?? []))
     var wide = notes(results[loads] ?? [])
     if let base = narrow.notes["MB RSS"], base > 0 { wide["RSS x vs 64"] = (wide["MB RSS"] ?? 0) / base }
-    _ = report.add(scenario, "load() defaults, \(loads) at once", unit: "req/s", samples: rate(results[loads] ?? []),
-                   reference: narrow, notes: wide)
+    _ = report.add(
+        scenario, "load() defaults, \(loads) at once", unit: "req/s", samples: rate(results[loads] ?? []),
+        reference: narrow, notes: wide)
 }

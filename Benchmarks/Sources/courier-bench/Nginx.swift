@@ -26,10 +26,13 @@ final class Nginx {
 
     /// Starts nginx, or returns nil (saying why) when it cannot be had.
     static func start() throws -> Nginx? {
-        guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else {
-            print("nginx not found (install it with: apt-get install nginx): running the parse and cache scenarios only")
+        guard
+            let binary = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
+            print(
+                "nginx not found (install it with: apt-get install nginx): running the parse and cache scenarios only")
             return nil
         }
         let prefix = NSTemporaryDirectory() + "courier-bench-nginx-\(getpid())"

@@ -45,12 +45,15 @@ enum OpenAPIWork: String, CaseIterable, Sendable {
 /// Requests/s and CPU per request through both transports, at c=1 and c=64, each run in a child
 /// process of its own; Courier's row carries the ratio to the other.
 func openAPIEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
-    report.section("OpenAPI: the generated operation (medium JSON -> [Record]) and the bare ClientTransport.send (small JSON) through both transports, requests/s (median of \(runs)), CPU per request")
+    report.section(
+        "OpenAPI: the generated operation (medium JSON -> [Record]) and the bare ClientTransport.send (small JSON) through both transports, requests/s (median of \(runs)), CPU per request"
+    )
     for (work, concurrency) in [(OpenAPIWork.operation, 1), (.operation, 64), (.transport, 1), (.transport, 64)] {
         // ~14 ms of decoding per listRecords: the full row stays near 4 minutes.
         let full = work == .operation ? (concurrency == 1 ? 300 : 960) : (concurrency == 1 ? 3_000 : 10_000)
         let requests = full / (quick ? 5 : 1)
-        let scenario = work == .operation
+        let scenario =
+            work == .operation
             ? "openapi listRecords c=\(concurrency)" : "openapi ClientTransport.send small c=\(concurrency)"
         report.scenario(scenario, detail: "\(requests) requests per run")
         var results: [OpenAPIClient: [ClientRun]] = [:]
@@ -118,12 +121,15 @@ func runOpenAPIChild(
     if kind == .transport {
         let work: (Int) async throws -> (Int, Int) = { count in
             try await concurrently(count, concurrency) { index in
-                let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/identity/small.json?i=\(index)")
+                let request = HTTPRequest(
+                    method: .get, scheme: nil, authority: nil, path: "/identity/small.json?i=\(index)")
                 let (response, body) = try await transport.send(
                     request, body: nil, baseURL: serverURL, operationID: "getSmall")
                 guard response.status == .ok, let body else { throw BenchError("HTTP \(response.status.code)") }
                 let bytes = try await Data(collecting: body, upTo: 1 << 20)
-                guard bytes.count == Payloads.small.count else { throw BenchError("\(bytes.count) bytes, not the payload's") }
+                guard bytes.count == Payloads.small.count else {
+                    throw BenchError("\(bytes.count) bytes, not the payload's")
+                }
                 return bytes.count
             }
         }
@@ -136,12 +142,15 @@ func runOpenAPIChild(
         try await concurrently(count, concurrency) { index in
             let records = try await generated.listRecords(query: .init(i: index)).ok.body.json
             guard records.count == expected.count,
-                zip(records, expected).allSatisfy({ $0.id == $1.id && $0.user_name == $1.userName
-                    && $0.created_at == $1.createdAt && $0.address.zip_code == $1.address.zipCode })
+                zip(records, expected).allSatisfy({
+                    $0.id == $1.id && $0.user_name == $1.userName
+                        && $0.created_at == $1.createdAt && $0.address.zip_code == $1.address.zipCode
+                })
             else { throw BenchError("decoded \(records.count) records, not the payload's") }
             return records.count
         }
     }
-    try await measureChild(requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
+    try await measureChild(
+        requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
 }
 #endif

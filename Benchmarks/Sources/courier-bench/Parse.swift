@@ -38,7 +38,9 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
     }
 
     /// Runs alternate between the two decoders, so that a slow stretch of the machine is shared.
-    func measure(_ reference: () throws -> Void, _ candidate: () throws -> Void) rethrows -> (reference: [Double], candidate: [Double]) {
+    func measure(_ reference: () throws -> Void, _ candidate: () throws -> Void) rethrows -> (
+        reference: [Double], candidate: [Double]
+    ) {
         var results: ([Double], [Double]) = ([], [])
         for _ in 0..<runs {
             results.0.append(try once(reference))
@@ -61,8 +63,10 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
     let (datedFoundation, datedCourier) = try measure(
         { _ = try foundationDecoder.decode([Payloads.Record].self, from: body) },
         { _ = try RecordsResource().decode(body, response: head) })
-    let datedReference = report.add("parse dates+snake", "Foundation JSONDecoder", unit: "MB/s", samples: datedFoundation)
-    report.add("parse dates+snake", "Courier decode path", unit: "MB/s", samples: datedCourier, reference: datedReference)
+    let datedReference = report.add(
+        "parse dates+snake", "Foundation JSONDecoder", unit: "MB/s", samples: datedFoundation)
+    report.add(
+        "parse dates+snake", "Courier decode path", unit: "MB/s", samples: datedCourier, reference: datedReference)
 
     // Inflate: 16 KiB pieces, as a transfer delivers them, against one call over the whole buffer.
     progress("inflate")
@@ -74,7 +78,9 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
         let start = ContinuousClock.now
         for _ in 0..<inflateIterations {
             let produced = compressed.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes { raw_inflate_gzip(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count)) }
+                output.withUnsafeMutableBytes {
+                    raw_inflate_gzip(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
+                }
             }
             precondition(produced == body.count)
         }

@@ -23,7 +23,9 @@ enum Payloads {
         var balanceCents: Int
     }
 
-    /// The same record with plain keys and the date as text: no key or date strategy.
+    /// The same record with plain keys and the date as text: no key or date strategy. Its
+    /// properties are named as the JSON keys are, snake case included.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct PlainRecord: Codable, Sendable, Equatable {
         struct Address: Codable, Sendable, Equatable {
             var street_name: String

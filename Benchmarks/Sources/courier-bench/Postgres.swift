@@ -28,9 +28,11 @@ final class Postgres {
     static func start() throws -> Postgres? {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        guard let binaries = versions.compactMap(Int.init).sorted(by: >).map({ "\(root)/\($0)/bin" }).first(where: {
-            FileManager.default.isExecutableFile(atPath: $0 + "/initdb")
-        }) else {
+        guard
+            let binaries = versions.compactMap(Int.init).sorted(by: >).map({ "\(root)/\($0)/bin" }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0 + "/initdb")
+            })
+        else {
             print("PostgreSQL not found (install it with: apt-get install postgresql): skipping the fleet scenario")
             return nil
         }
@@ -39,20 +41,24 @@ final class Postgres {
         let folder = Cleanup.removes(directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if geteuid() == 0 {
-            guard let entry = getpwnam("postgres") else { throw BenchError("PostgreSQL: no postgres user to run it as") }
+            guard let entry = getpwnam("postgres") else {
+                throw BenchError("PostgreSQL: no postgres user to run it as")
+            }
             user = "postgres"
             chown(directory, entry.pointee.pw_uid, entry.pointee.pw_gid)
         }
         // "postgres (PostgreSQL) 15.18 (Debian ...)" -> "PostgreSQL 15.18"
         let said = (try? capture(binaries + "/postgres", ["--version"])) ?? ""
         let version = "PostgreSQL " + (said.split(separator: " ").dropFirst(2).first.map(String.init) ?? "")
-        let cluster = Postgres(port: try freePort(), directory: directory, version: version, binaries: binaries, user: user)
+        let cluster = Postgres(
+            port: try freePort(), directory: directory, version: version, binaries: binaries, user: user)
         // The server runs detached (`pg_ctl start`): its postmaster's pid is in its data folder.
         let data = cluster.data
         cluster.undo = [folder, Cleanup.register { stopPostmaster(data: data) }]
         do {
             try cluster.command(
-                "initdb", ["-D", cluster.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+                "initdb",
+                ["-D", cluster.data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
             let settings = """
 
                 listen_addresses = '127.0.0.1'
@@ -68,7 +74,11 @@ final class Postgres {
             try file.write(contentsOf: Data(settings.utf8))
             try file.close()
             try cluster.command(
-                "pg_ctl", ["-D", cluster.data, "-l", directory + "/server.log", "-w", "-t", "60", "-o", "-p \(cluster.port)", "start"])
+                "pg_ctl",
+                [
+                    "-D", cluster.data, "-l", directory + "/server.log", "-w", "-t", "60", "-o", "-p \(cluster.port)",
+                    "start",
+                ])
         } catch {
             cluster.stop()
             throw error
@@ -103,10 +113,12 @@ final class Postgres {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, program, &actions, nil, cArguments, environ)
-        guard spawned == 0 else { throw BenchError("PostgreSQL: cannot start \(name): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw BenchError("PostgreSQL: cannot start \(name): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         guard status == 0 else {
@@ -117,10 +129,12 @@ final class Postgres {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
     /// module does not declare.
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
-        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
-            unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-        }
+    private static let addCloseFrom:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+            dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+                unsafeBitCast(
+                    $0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+            }
 }
 
 /// Stops the postmaster of the cluster in `data` at once (SIGQUIT: PostgreSQL's immediate

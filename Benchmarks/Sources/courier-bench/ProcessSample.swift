@@ -84,8 +84,11 @@ struct SoakSamples: Codable, Sendable {
             reasons.append(
                 String(format: "RSS grew from %.1f MB to %.1f MB", mark.residentMegabytes, end.residentMegabytes))
         }
-        if let after = afterShutdown, after.fileDescriptors > before.fileDescriptors + Self.extraFileDescriptorsAfterShutdown {
-            reasons.append("\(after.fileDescriptors - before.fileDescriptors) more file descriptors after shutdown than before")
+        if let after = afterShutdown,
+            after.fileDescriptors > before.fileDescriptors + Self.extraFileDescriptorsAfterShutdown
+        {
+            reasons.append(
+                "\(after.fileDescriptors - before.fileDescriptors) more file descriptors after shutdown than before")
         }
         return reasons
     }

@@ -53,7 +53,9 @@ final class Report: @unchecked Sendable {
         if let ratio = figure.ratio, let reference {
             line += "  " + String(format: "%.2fx", ratio) + " \(ratioLabel) " + reference.subject
         }
-        for (name, value) in notes.sorted(by: { $0.key < $1.key }) { line += "  \(name) " + String(format: "%.1f", value) }
+        for (name, value) in notes.sorted(by: { $0.key < $1.key }) {
+            line += "  \(name) " + String(format: "%.1f", value)
+        }
         print(line)
         return figure
     }
@@ -96,7 +98,9 @@ func progress(_ text: String?) {
 
 extension String {
     func padded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }
 
 /// The machine and the versions, for the JSON file.
@@ -112,7 +116,7 @@ func machineDescription(nginx: String?) -> [String: String] {
     machine["curl"] = CurlFeatures.current.description
     machine["nginx"] = nginx ?? "absent"
     #if swift(>=6.3)
-        machine["swift"] = "6.3 or later"
+    machine["swift"] = "6.3 or later"
     #endif
     return machine
 }

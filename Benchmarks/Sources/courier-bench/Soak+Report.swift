@@ -12,7 +12,9 @@ extension SoakRun {
 
         print(" outcomes (each load after its retries)")
         for (outcome, count) in outcomes.outcomes.sorted(by: { $0.value > $1.value }) {
-            print("  " + outcome.padded(30) + "\(count)".leftPadded(9) + String(format: "  %5.1f%%", Double(count) * 100 / loads))
+            print(
+                "  " + outcome.padded(30) + "\(count)".leftPadded(9)
+                    + String(format: "  %5.1f%%", Double(count) * 100 / loads))
             report.append(Figure(scenario: label, subject: "outcome: \(outcome)", unit: "loads", count: Double(count)))
         }
         if outcomes.ended < options.loads {
@@ -44,7 +46,10 @@ extension SoakRun {
         for fault in Fault.allCases {
             let count = server.faults[fault.rawValue] ?? 0
             print("  " + fault.rawValue.padded(30) + "\(count)".leftPadded(9))
-            report.append(Figure(scenario: label, subject: "server answer: \(fault.rawValue)", unit: "answers", count: Double(count)))
+            report.append(
+                Figure(
+                    scenario: label, subject: "server answer: \(fault.rawValue)", unit: "answers", count: Double(count))
+            )
         }
 
         let rate = loadsPerSecond
@@ -53,9 +58,11 @@ extension SoakRun {
                 format: " %d loads in %.1f s: %.0f loads/s, %.0f µs CPU per load; slowest load %.2f s", outcomes.ended,
                 seconds, rate, cpuSeconds * 1e6 / max(loads, 1), outcomes.slowest.seconds))
         var notes: [String: Double] = [
-            "loads": loads, "seconds": seconds, "seed": Double(options.seed), "server requests": Double(server.requests),
+            "loads": loads, "seconds": seconds, "seed": Double(options.seed),
+            "server requests": Double(server.requests),
             "slowest load s": outcomes.slowest.seconds,
-            "µs CPU/load": cpuSeconds * 1e6 / max(loads, 1), "server CPU s": server.cpuSeconds, "passed": failures.isEmpty ? 1 : 0,
+            "µs CPU/load": cpuSeconds * 1e6 / max(loads, 1), "server CPU s": server.cpuSeconds,
+            "passed": failures.isEmpty ? 1 : 0,
         ]
         notes["overdue"] = Double(outcomes.overdue.count)
         notes["wrong bodies"] = Double(outcomes.wrongBodies.count)

@@ -27,7 +27,9 @@ struct SoakOptions: Sendable {
             loads = number
         }
         if let text = value("--soak-concurrency") {
-            guard let number = Int(text), number > 0 else { throw BenchError("--soak-concurrency takes a positive number") }
+            guard let number = Int(text), number > 0 else {
+                throw BenchError("--soak-concurrency takes a positive number")
+            }
             concurrency = number
         }
         if let text = value("--soak-seconds") {

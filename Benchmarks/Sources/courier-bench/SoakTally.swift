@@ -67,7 +67,8 @@ extension SoakTally.State {
             reasons.append("\(overdue.count) loads did not end in time (first: \(overdue.sorted().prefix(5)))")
         }
         if !wrongBodies.isEmpty {
-            reasons.append("\(wrongBodies.count) loads succeeded with a wrong body (first: \(wrongBodies.sorted().prefix(5)))")
+            reasons.append(
+                "\(wrongBodies.count) loads succeeded with a wrong body (first: \(wrongBodies.sorted().prefix(5)))")
         }
         for (type, count) in untypedErrors.sorted(by: { $0.key < $1.key }) {
             reasons.append("\(count) loads threw \(type), not a ServiceError")

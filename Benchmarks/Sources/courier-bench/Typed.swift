@@ -46,7 +46,8 @@ struct TypedRecordsResource: Resource {
 }
 
 func typedEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
-    report.section("Typed end to end: medium JSON decoded into [Record], requests/s (median of \(runs)), CPU per request")
+    report.section(
+        "Typed end to end: medium JSON decoded into [Record], requests/s (median of \(runs)), CPU per request")
     let url = "\(nginx.base)/identity/medium.json"
     for concurrency in [1, 64] {
         let requests = (concurrency == 1 ? 1_000 : 3_000) / (quick ? 10 : 1)
@@ -98,7 +99,9 @@ func runTypedChild(client: TypedClient, url: String, concurrency: Int, requests:
         let parts = BytesResource(url: url)
         work = { count in
             try await concurrently(count, concurrency) { index in
-                try check(try await TypedRecordsResource(base: parts.base, path: parts.path, index: index).load(using: coordinator))
+                try check(
+                    try await TypedRecordsResource(base: parts.base, path: parts.path, index: index).load(
+                        using: coordinator))
             }
         }
         cleanup = { await transport.shutdown() }
@@ -109,9 +112,11 @@ func runTypedChild(client: TypedClient, url: String, concurrency: Int, requests:
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         work = { count in
             try await concurrently(count, concurrency) { index in
-                let response = try await client.execute(HTTPClientRequest(url: "\(url)?i=\(index)"), timeout: .seconds(30))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "\(url)?i=\(index)"), timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 64 << 20)
-                return try check(try JSONDecoder.records.decode([Payloads.Record].self, from: Data(body.readableBytesView)))
+                return try check(
+                    try JSONDecoder.records.decode([Payloads.Record].self, from: Data(body.readableBytesView)))
             }
         }
         cleanup = { try await client.shutdown() }
@@ -127,7 +132,8 @@ func runTypedChild(client: TypedClient, url: String, concurrency: Int, requests:
         }
         cleanup = { session.invalidateAndCancel() }
     }
-    try await measureChild(requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
+    try await measureChild(
+        requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
 }
 
 extension JSONDecoder {

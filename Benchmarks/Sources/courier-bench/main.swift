@@ -72,12 +72,14 @@ if let index = arguments.firstIndex(of: "--interleaved") {
 if let index = arguments.firstIndex(of: "--child") {
     // Child mode: --child CLIENT URL CONCURRENCY REQUESTS gzip|identity
     let rest = Array(arguments[(index + 1)...])
-    guard rest.count == 5, let client = Client(flag: rest[0]), let concurrency = Int(rest[2]), let requests = Int(rest[3])
+    guard rest.count == 5, let client = Client(flag: rest[0]), let concurrency = Int(rest[2]),
+        let requests = Int(rest[3])
     else {
         FileHandle.standardError.write(Data("bad --child arguments: \(rest)\n".utf8))
         exit(2)
     }
-    try await runChild(client: client, url: rest[1], concurrency: concurrency, requests: requests, gzip: rest[4] == "gzip")
+    try await runChild(
+        client: client, url: rest[1], concurrency: concurrency, requests: requests, gzip: rest[4] == "gzip")
     exit(0)
 }
 
@@ -126,7 +128,9 @@ func value(after flag: String) -> String? {
 
 let quick = arguments.contains("--quick")
 if arguments.contains("--soak") {
-    print("courier-bench --soak\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print(
+        "courier-bench --soak\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+    )
     let report = Report()
     let failures: [String]
     do {
@@ -151,10 +155,14 @@ let output = value(after: "--output") ?? "bench-results.json"
 let runs = quick ? 1 : 3
 func selected(_ name: String) -> Bool { filter?.contains(name) ?? true }
 
-print("courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+print(
+    "courier-bench\(quick ? " --quick" : ""): \(CurlFeatures.current), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+)
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
-let nginx = ["e2e", "typed", "openapi", "many", "coalescing", "fleet"].contains(where: selected) || countsInstructions ? try Nginx.start() : nil
+let nginx =
+    ["e2e", "typed", "openapi", "many", "coalescing", "fleet"].contains(where: selected) || countsInstructions
+    ? try Nginx.start() : nil
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
 if let postgres { print("PostgreSQL: \(postgres.version) on 127.0.0.1:\(postgres.port)") }
@@ -169,7 +177,9 @@ do {
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
     #if Peers
-    if let nginx, let postgres { try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs) }
+    if let nginx, let postgres {
+        try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs)
+    }
     #endif
     if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
 } catch {

@@ -1,3 +1,7 @@
+import FoundationEssentials
+import FuzzSupport
+import HTTPTypes
+
 // libFuzzer target: `Cache-Control` parsing and the RFC 9111 freshness rules over a fuzzed
 // header block.
 //
@@ -11,9 +15,6 @@
 // and not negative; `.fresh` only for a fresh entry; storable implies may-store; an entry
 // stored with a request's variant matches that request unless it varies on `*`.
 @testable import CourierCaching
-import FoundationEssentials
-import FuzzSupport
-import HTTPTypes
 
 func fields(_ lines: ArraySlice<Substring>) -> HTTPFields {
     var fields = HTTPFields()

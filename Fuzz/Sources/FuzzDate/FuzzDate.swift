@@ -1,11 +1,12 @@
+import FoundationEssentials
+import FuzzSupport
+
 // libFuzzer target: HTTP dates (`Date`, `Expires`, `Last-Modified`, `If-Modified-Since`).
 //
 // Invariants beyond "no crash": a parsed date formats as an IMF-fixdate that parses back to
 // the same instant, and formatting again gives the same text; the first eight bytes, read as a
 // time offset, format to a date that parses back to the same whole second.
 @testable import CourierCaching
-import FoundationEssentials
-import FuzzSupport
 
 func checkRoundTrip(_ date: Date) {
     let text = HTTPDate.format(date)

@@ -1,11 +1,12 @@
+import FuzzSupport
+import HTTPTypes
+
 // libFuzzer target: the response head as curl hands it over, one line at a time (the input is
 // split after each `\n`), through `ResponseHeadParser`, as the loop thread parses it.
 //
 // Invariants beyond "no crash": nothing is thrown after the head completed; a complete head has
 // a response with the parsed status; the `Location` flag agrees with the fields.
 @testable import CourierTransport
-import FuzzSupport
-import HTTPTypes
 
 func lines(of bytes: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
     var result: [UnsafeRawBufferPointer] = []

@@ -1,3 +1,6 @@
+import FoundationEssentials
+import FuzzSupport
+
 // libFuzzer target: the response-body inflater (gzip, zlib-wrapped deflate, raw deflate).
 //
 // Input: one control byte, then the compressed stream. Control bit 0: gzip (0) or deflate (1,
@@ -9,8 +12,6 @@
 // accepted output exceeds the limit; a refused stream is `decompressionFailed` or
 // `responseTooLarge`, never another code.
 @testable import CourierTransport
-import FoundationEssentials
-import FuzzSupport
 
 let chunkSizes = [1, 2, 3, 7, 16, 64, 512, 4096]
 let limits: [Int?] = [nil, 1 << 20, 4096, 10]

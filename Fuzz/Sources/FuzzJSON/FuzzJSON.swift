@@ -6,12 +6,20 @@ import FoundationEssentials
 
 /// Any JSON value, through every container kind.
 indirect enum FuzzValue: Decodable {
-    case null, bool(Bool), int(Int64), double(Double), string(String), array([FuzzValue]), object([String: FuzzValue])
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([FuzzValue])
+    case object([String: FuzzValue])
 
     init(from decoder: any Decoder) throws {
         if let container = try? decoder.container(keyedBy: FuzzKey.self) {
             var members: [String: FuzzValue] = [:]
-            for key in container.allKeys { members[key.stringValue] = try container.decode(FuzzValue.self, forKey: key) }
+            for key in container.allKeys {
+                members[key.stringValue] = try container.decode(FuzzValue.self, forKey: key)
+            }
             _ = container.contains(FuzzKey(stringValue: "id"))
             self = .object(members)
             return
@@ -23,11 +31,17 @@ indirect enum FuzzValue: Decodable {
             return
         }
         let single = try decoder.singleValueContainer()
-        if single.decodeNil() { self = .null }
-        else if let value = try? single.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? single.decode(Int64.self) { self = .int(value) }
-        else if let value = try? single.decode(Double.self) { self = .double(value) }
-        else { self = .string(try single.decode(String.self)) }
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .double(value)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
     }
 }
 

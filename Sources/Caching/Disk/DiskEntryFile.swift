@@ -27,7 +27,8 @@ enum DiskEntryFile {
 
     /// Why a file could not be read as an entry.
     enum Defect: Error, Equatable {
-        case tooShort, notOurs, otherVersion(UInt16), lengthMismatch, checksumMismatch, malformedMetadata
+        case tooShort, notOurs, lengthMismatch, checksumMismatch, malformedMetadata
+        case otherVersion(UInt16)
     }
 
     /// The file's bytes: prefix and metadata in one array, the body after it (written with one `writev`).
@@ -197,7 +198,9 @@ struct ByteReader {
         let size = MemoryLayout<T>.size
         guard bytes.count - offset >= size else { throw .malformedMetadata }
         var value: T = 0
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)])) }
+        withUnsafeMutableBytes(of: &value) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + size)]))
+        }
         offset += size
         return T(littleEndian: value)
     }

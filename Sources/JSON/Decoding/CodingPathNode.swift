@@ -55,7 +55,9 @@ extension CodingPathNode? {
     func appending(_ key: any CodingKey) -> [any CodingKey] { components + [key] }
 
     /// The path from the root, then `step`.
-    func appending(_ step: CodingPathNode.Step) -> [any CodingKey] { Optional(CodingPathNode(parent: self, step: step)).components }
+    func appending(_ step: CodingPathNode.Step) -> [any CodingKey] {
+        Optional(CodingPathNode(parent: self, step: step)).components
+    }
 }
 
 /// The keys the decoder makes itself: array positions (`"Index 3"`, as Foundation names

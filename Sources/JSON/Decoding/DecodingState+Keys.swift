@@ -22,7 +22,9 @@ extension DecodingState {
             if objectToken.has(Token.mayRepeatKeys) {
                 var key = first
                 while key < end {
-                    if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return key + 1 }
+                    if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) {
+                        return key + 1
+                    }
                     key = Int(tokens[key + 1].next)
                 }
                 return nil
@@ -30,12 +32,16 @@ extension DecodingState {
             let start = Int(objectToken.offset)
             var key = start
             while key < end {
-                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
+                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) {
+                    return found(key, in: object, end: end)
+                }
                 key = Int(tokens[key + 1].next)
             }
             key = first
             while key < start {
-                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) { return found(key, in: object, end: end) }
+                if keyMatches(key, target: target, plainTarget: &plainTarget, verbatim: verbatim, path: path) {
+                    return found(key, in: object, end: end)
+                }
                 key = Int(tokens[key + 1].next)
             }
             return nil
@@ -58,7 +64,9 @@ extension DecodingState {
     }
 
     @inline(__always)
-    private func keyMatches(_ key: Int, target: UnsafeBufferPointer<UInt8>, plainTarget: inout Bool?, verbatim: Bool, path: CodingPathNode?) -> Bool {
+    private func keyMatches(
+        _ key: Int, target: UnsafeBufferPointer<UInt8>, plainTarget: inout Bool?, verbatim: Bool, path: CodingPathNode?
+    ) -> Bool {
         let token = tokens[key]
         let mode = verbatim ? .useDefaultKeys : options.keyDecodingStrategy.mode
         switch mode {

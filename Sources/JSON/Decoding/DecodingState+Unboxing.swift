@@ -15,19 +15,27 @@ protocol JSONPrimitive {
 }
 
 extension Bool: JSONPrimitive {
-    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Bool { try state.unboxBool(at: index) }
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Bool {
+        try state.unboxBool(at: index)
+    }
 }
 
 extension String: JSONPrimitive {
-    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> String { try state.unboxString(at: index) }
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> String {
+        try state.unboxString(at: index)
+    }
 }
 
 extension Double: JSONPrimitive {
-    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Double { try state.unboxDouble(at: index) }
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Double {
+        try state.unboxDouble(at: index)
+    }
 }
 
 extension Float: JSONPrimitive {
-    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Float { try state.unboxFloat(at: index) }
+    static func unbox(from state: DecodingState, at index: Int) throws(UnboxFailure) -> Float {
+        try state.unboxFloat(at: index)
+    }
 }
 
 extension JSONPrimitive where Self: FixedWidthInteger {
@@ -55,13 +63,21 @@ extension DecodingState {
         switch failure {
         case .mismatch(let type, .null) where type != Bool.self:
             // (Foundation calls a null Bool a type mismatch, any other null a missing value.)
-            .valueNotFound(type, .init(
-                codingPath: codingPath, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+            .valueNotFound(
+                type,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         case .mismatch(let type, let kind):
-            .typeMismatch(type, .init(
-                codingPath: codingPath, debugDescription: "Expected to decode \(type) but found \(kind.noun) instead."))
+            .typeMismatch(
+                type,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "Expected to decode \(type) but found \(kind.noun) instead."))
         case .unrepresentable(let type, let text):
-            .dataCorrupted(.init(codingPath: codingPath, debugDescription: "Parsed JSON number <\(text)> does not fit in \(type)."))
+            .dataCorrupted(
+                .init(codingPath: codingPath, debugDescription: "Parsed JSON number <\(text)> does not fit in \(type).")
+            )
         }
     }
 
@@ -97,7 +113,9 @@ extension DecodingState {
     func unboxInteger<T: FixedWidthInteger>(_ type: T.Type, at index: Int) throws(UnboxFailure) -> T {
         let token = tokens[index]
         guard token.kind == .number else { throw .mismatch(T.self, token.kind) }
-        if let value: T = NumberParsing.integer(bytes + Int(token.offset), length: Int(token.length), fractional: token.has(Token.fractional)) {
+        if let value: T = NumberParsing.integer(
+            bytes + Int(token.offset), length: Int(token.length), fractional: token.has(Token.fractional))
+        {
             return value
         }
         throw .unrepresentable(T.self, text(of: token))
@@ -126,10 +144,14 @@ extension DecodingState {
 
     /// Infinity or NaN written as a string, when the strategy names them.
     private func nonConforming<F: FloatingPoint>(_ token: Token, as type: F.Type) -> F? {
-        guard case .convertFromString(let positive, let negative, let nan) = options.nonConformingFloatDecodingStrategy.mode else {
+        guard
+            case .convertFromString(let positive, let negative, let nan) = options.nonConformingFloatDecodingStrategy
+                .mode
+        else {
             return nil
         }
-        let string = StringDecoding.string(bytes, start: Int(token.offset), length: Int(token.length), flags: token.flags)
+        let string = StringDecoding.string(
+            bytes, start: Int(token.offset), length: Int(token.length), flags: token.flags)
         if string == positive { return F.infinity }
         if string == negative { return -F.infinity }
         if string == nan { return F.nan }
@@ -153,13 +175,18 @@ extension DecodingState {
         case .deferredToDate:
             return try moved(to: index, path: path.node()) { try Date(from: self) }
         case .secondsSince1970:
-            return Date(timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) })
+            return Date(
+                timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) })
         case .millisecondsSince1970:
-            return Date(timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) } / 1000)
+            return Date(
+                timeIntervalSince1970: try read(at: path) { () throws(UnboxFailure) in try unboxDouble(at: index) }
+                    / 1000)
         case .iso8601:
             let token = tokens[index]
             guard token.kind == .string else { throw mismatch(String.self, at: index, path: path.node()) }
-            if token.flags == 0, let date = ISO8601.date(bytes + Int(token.offset), length: Int(token.length)) { return date }
+            if token.flags == 0, let date = ISO8601.date(bytes + Int(token.offset), length: Int(token.length)) {
+                return date
+            }
             let string = try read(at: path) { () throws(UnboxFailure) in try unboxString(at: index) }
             guard let date = try? Date.ISO8601FormatStyle().parse(string) else {
                 throw corrupted("Expected date string to be ISO8601-formatted.", path: path.node())

@@ -41,13 +41,17 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
-    func keyedContainer<Key: CodingKey>(keyedBy type: Key.Type, at index: Int, path: CodingPathNode?) throws -> KeyedContainer<Key> {
+    func keyedContainer<Key: CodingKey>(keyedBy type: Key.Type, at index: Int, path: CodingPathNode?) throws
+        -> KeyedContainer<Key>
+    {
         let token = tokens[index]
         guard token.kind == .object else {
             if token.kind == .null {
-                throw DecodingError.valueNotFound([String: Any].self, .init(
-                    codingPath: path.components,
-                    debugDescription: "Cannot get keyed decoding container -- found null value instead"))
+                throw DecodingError.valueNotFound(
+                    [String: Any].self,
+                    .init(
+                        codingPath: path.components,
+                        debugDescription: "Cannot get keyed decoding container -- found null value instead"))
             }
             throw mismatch([String: Any].self, at: index, path: path)
         }
@@ -60,9 +64,11 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
         let token = tokens[index]
         guard token.kind == .array else {
             if token.kind == .null {
-                throw DecodingError.valueNotFound([Any].self, .init(
-                    codingPath: path.components,
-                    debugDescription: "Cannot get unkeyed decoding container -- found null value instead"))
+                throw DecodingError.valueNotFound(
+                    [Any].self,
+                    .init(
+                        codingPath: path.components,
+                        debugDescription: "Cannot get unkeyed decoding container -- found null value instead"))
             }
             throw mismatch([Any].self, at: index, path: path)
         }
@@ -164,7 +170,9 @@ final class DecodingState: Decoder, SingleValueDecodingContainer {
         do { return try T.unbox(from: self, at: index) } catch { throw self.error(error, at: path.components) }
     }
 
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeNested(type, at: index, path: PendingPath(parent: path, step: nil)) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try decodeNested(type, at: index, path: PendingPath(parent: path, step: nil))
+    }
 }
 
 /// Arrays decode their elements straight from the tape into storage of the right size,

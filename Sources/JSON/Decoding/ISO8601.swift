@@ -17,10 +17,13 @@ enum ISO8601 {
             }
             return value
         }
-        guard let year = digits(0, 4), text[4] == UInt8(ascii: "-"), let month = digits(5, 2), text[7] == UInt8(ascii: "-"),
-            let day = digits(8, 2), text[10] == UInt8(ascii: "T"), let hour = digits(11, 2), text[13] == UInt8(ascii: ":"),
+        guard let year = digits(0, 4), text[4] == UInt8(ascii: "-"), let month = digits(5, 2),
+            text[7] == UInt8(ascii: "-"),
+            let day = digits(8, 2), text[10] == UInt8(ascii: "T"), let hour = digits(11, 2),
+            text[13] == UInt8(ascii: ":"),
             let minute = digits(14, 2), text[16] == UInt8(ascii: ":"), let second = digits(17, 2),
-            year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month, year), hour < 24, minute < 60, second < 60
+            year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month, year), hour < 24, minute < 60,
+            second < 60
         else { return nil }
         var index = 19
         var nanoseconds = 0

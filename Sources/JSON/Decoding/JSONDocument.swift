@@ -25,13 +25,17 @@ final class JSONDocument {
 
     convenience init(copying bytes: some Collection<UInt8>, keyPath: [String], options: CourierJSONDecoder) throws {
         try self.init(count: bytes.count, keyPath: keyPath, options: options) { buffer in
-            _ = UnsafeMutableBufferPointer(start: buffer.assumingMemoryBound(to: UInt8.self), count: bytes.count).initialize(from: bytes)
+            _ = UnsafeMutableBufferPointer(start: buffer.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+                .initialize(from: bytes)
         }
     }
 
-    private init(count: Int, keyPath: [String], options: CourierJSONDecoder, fill: (UnsafeMutableRawPointer) -> Void) throws {
+    private init(count: Int, keyPath: [String], options: CourierJSONDecoder, fill: (UnsafeMutableRawPointer) -> Void)
+        throws
+    {
         guard count < Int(UInt32.max) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The document is larger than 4 GiB."))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "The document is larger than 4 GiB."))
         }
         let raw = UnsafeMutableRawPointer.allocate(byteCount: count + JSONParser.padding, alignment: 8)
         fill(raw)
@@ -55,8 +59,9 @@ final class JSONDocument {
             }
         } catch {
             raw.deallocate()
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: [], debugDescription: "The given data was not valid JSON.", underlyingError: error))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [], debugDescription: "The given data was not valid JSON.", underlyingError: error))
         }
         // A null for super decoders of missing keys.
         nullToken = parser.tokens.append(.null, offset: 0)
@@ -73,15 +78,19 @@ final class JSONDocument {
         case .missing(let level):
             root = 0
             for key in keyPath[..<level] { path = CodingPathNode(parent: path, key: JSONKey(stringValue: key)) }
-            failure = DecodingError.keyNotFound(JSONKey(stringValue: keyPath[level]), .init(
-                codingPath: path.components,
-                debugDescription: "No value associated with key \"\(keyPath[level])\" on the key path."))
+            failure = DecodingError.keyNotFound(
+                JSONKey(stringValue: keyPath[level]),
+                .init(
+                    codingPath: path.components,
+                    debugDescription: "No value associated with key \"\(keyPath[level])\" on the key path."))
         case .notObject(let level, let kind):
             root = 0
             for key in keyPath[..<level] { path = CodingPathNode(parent: path, key: JSONKey(stringValue: key)) }
-            failure = DecodingError.typeMismatch([String: Any].self, .init(
-                codingPath: path.components,
-                debugDescription: "Expected to decode Dictionary<String, Any> but found \(kind.noun) instead."))
+            failure = DecodingError.typeMismatch(
+                [String: Any].self,
+                .init(
+                    codingPath: path.components,
+                    debugDescription: "Expected to decode Dictionary<String, Any> but found \(kind.noun) instead."))
         }
         rootPath = path
         // Thrown once every property is set, so that deinit frees the buffers.

@@ -31,9 +31,11 @@ final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     @inline(__always)
     private func require(_ key: Key) throws -> Int {
         guard let value = find(key) else {
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: path.components,
-                debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+            throw DecodingError.keyNotFound(
+                key,
+                .init(
+                    codingPath: path.components,
+                    debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
         }
         return value
     }
@@ -108,20 +110,30 @@ final class KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // MARK: Nested containers and super decoders
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
         guard let value = find(key) else {
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: path.components,
-                debugDescription: "Cannot get nested keyed container -- no value found for key \(key) (\"\(key.stringValue)\")"))
+            throw DecodingError.keyNotFound(
+                key,
+                .init(
+                    codingPath: path.components,
+                    debugDescription:
+                        "Cannot get nested keyed container -- no value found for key \(key) (\"\(key.stringValue)\")"))
         }
-        return KeyedDecodingContainer(try state.keyedContainer(keyedBy: type, at: value, path: CodingPathNode(parent: path, key: key)))
+        return KeyedDecodingContainer(
+            try state.keyedContainer(keyedBy: type, at: value, path: CodingPathNode(parent: path, key: key)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         guard let value = find(key) else {
-            throw DecodingError.keyNotFound(key, .init(
-                codingPath: path.components,
-                debugDescription: "Cannot get nested unkeyed container -- no value found for key \(key) (\"\(key.stringValue)\")"))
+            throw DecodingError.keyNotFound(
+                key,
+                .init(
+                    codingPath: path.components,
+                    debugDescription:
+                        "Cannot get nested unkeyed container -- no value found for key \(key) (\"\(key.stringValue)\")")
+            )
         }
         return try state.unkeyedContainer(at: value, path: CodingPathNode(parent: path, key: key))
     }

@@ -158,7 +158,9 @@ enum NumberParsing {
     }
 
     #if arch(x86_64) && !os(Windows)
-    private static let extendedPowersOfTen: [Float80] = (0...27).map { (0..<$0).reduce(Float80(1)) { value, _ in value * 10 } }
+    private static let extendedPowersOfTen: [Float80] = (0...27).map {
+        (0..<$0).reduce(Float80(1)) { value, _ in value * 10 }
+    }
 
     /// Up to 19 digits and a power of ten up to 27, both exact in `Float80`'s 64-bit
     /// significand: one rounded operation there, then a rounding to `Double`. That second

@@ -21,8 +21,10 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
     @inline(__always)
     private func next(_ type: Any.Type) throws -> Int {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(
-                codingPath: path.appending(.index(currentIndex)), debugDescription: "Unkeyed container is at end."))
+            throw DecodingError.valueNotFound(
+                type,
+                .init(
+                    codingPath: path.appending(.index(currentIndex)), debugDescription: "Unkeyed container is at end."))
         }
         return element
     }
@@ -84,21 +86,26 @@ struct UnkeyedContainer: UnkeyedDecodingContainer {
         return try decode(type)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         let container = try state.keyedContainer(
-            keyedBy: type, at: try next([String: Any].self), path: CodingPathNode(parent: path, step: .index(currentIndex)))
+            keyedBy: type, at: try next([String: Any].self),
+            path: CodingPathNode(parent: path, step: .index(currentIndex)))
         advance()
         return KeyedDecodingContainer(container)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let container = try state.unkeyedContainer(at: try next([Any].self), path: CodingPathNode(parent: path, step: .index(currentIndex)))
+        let container = try state.unkeyedContainer(
+            at: try next([Any].self), path: CodingPathNode(parent: path, step: .index(currentIndex)))
         advance()
         return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let decoder = state.detached(at: try next((any Decoder).self), path: CodingPathNode(parent: path, step: .index(currentIndex)))
+        let decoder = state.detached(
+            at: try next((any Decoder).self), path: CodingPathNode(parent: path, step: .index(currentIndex)))
         advance()
         return decoder
     }

@@ -26,7 +26,9 @@ extension JSONParser {
         return outcome
     }
 
-    private mutating func parseObject(along path: [String], level: Int, depth: Int) throws(JSONSyntaxError) -> KeyPathOutcome {
+    private mutating func parseObject(along path: [String], level: Int, depth: Int) throws(JSONSyntaxError)
+        -> KeyPathOutcome
+    {
         guard depth <= Self.maximumDepth else { throw error("nesting deeper than \(Self.maximumDepth) levels") }
         position += 1
         skipWhitespace()
@@ -37,7 +39,9 @@ extension JSONParser {
         }
         while true {
             let key = try parseKey()
-            if outcome == nil, StringDecoding.string(bytes, start: key.start, length: key.length, flags: key.flags) == path[level] {
+            if outcome == nil,
+                StringDecoding.string(bytes, start: key.start, length: key.length, flags: key.flags) == path[level]
+            {
                 if level == path.count - 1 {
                     emitting = true
                     let token = tokens.count

@@ -14,7 +14,8 @@ extension JSONParser {
             let word = UInt64(littleEndian: UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self))
             let quote = word ^ (ones &* 0x22)
             let backslash = word ^ (ones &* 0x5C)
-            let stops = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & tops
+            let stops =
+                ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (word &- ones &* 0x20) & ~word) & tops
             if stops == 0 {
                 high |= word
                 index += 8
@@ -88,12 +89,20 @@ extension JSONParser {
             var upper: UInt8 = 0xBF
             switch lead {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; lower = 0xA0
+            case 0xE0:
+                length = 3
+                lower = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; upper = 0x9F
-            case 0xF0: length = 4; lower = 0x90
+            case 0xED:
+                length = 3
+                upper = 0x9F
+            case 0xF0:
+                length = 4
+                lower = 0x90
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; upper = 0x8F
+            case 0xF4:
+                length = 4
+                upper = 0x8F
             default: throw error("invalid UTF-8 in a string", at: index)
             }
             guard index + length <= stop else { throw error("invalid UTF-8 in a string", at: index) }

@@ -60,7 +60,8 @@ struct JSONParser: ~Copyable {
     func unexpected(_ expectation: String) -> JSONSyntaxError {
         guard position < end else { return error("unexpected end of data, \(expectation)") }
         let byte = bytes[position]
-        let shown = byte >= 0x20 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+        let shown =
+            byte >= 0x20 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
         return error("unexpected \(shown), \(expectation)")
     }
 
@@ -225,15 +226,21 @@ struct JSONParser: ~Copyable {
 /// (no allocation for typical objects); larger objects use a set.
 struct KeyDuplicates {
     var mayRepeat = false
-    private var inline: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private var inline:
+        (
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+        ) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     private var large: Set<UInt64>? = nil
     private var keys = 0
     private var unusual = false
 
     @inline(__always)
-    mutating func add(_ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>, comparison: JSONParser.KeyComparison) {
+    mutating func add(
+        _ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>,
+        comparison: JSONParser.KeyComparison
+    ) {
         guard !mayRepeat else { return }
         keys += 1
         if key.flags != 0 || comparison == .opaque {
@@ -262,7 +269,10 @@ struct KeyDuplicates {
     }
 
     @inline(__always)
-    private static func fingerprint(_ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>, comparison: JSONParser.KeyComparison) -> UInt64 {
+    private static func fingerprint(
+        _ key: (start: Int, length: Int, flags: UInt8), bytes: UnsafePointer<UInt8>,
+        comparison: JSONParser.KeyComparison
+    ) -> UInt64 {
         let start = bytes + key.start
         if comparison == .snakeCase {
             var hash: UInt64 = 0xCBF2_9CE4_8422_2325

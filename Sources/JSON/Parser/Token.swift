@@ -50,9 +50,10 @@ struct TokenBuffer: ~Copyable {
     mutating func append(_ kind: Token.Kind, offset: Int, length: Int = 0, flags: UInt8 = 0) -> Int {
         if count == capacity { grow() }
         let index = count
-        (base + index).initialize(to: Token(
-            offset: UInt32(truncatingIfNeeded: offset), length: UInt32(truncatingIfNeeded: length),
-            next: UInt32(truncatingIfNeeded: index + 1), kind: kind, flags: flags))
+        (base + index).initialize(
+            to: Token(
+                offset: UInt32(truncatingIfNeeded: offset), length: UInt32(truncatingIfNeeded: length),
+                next: UInt32(truncatingIfNeeded: index + 1), kind: kind, flags: flags))
         count = index + 1
         return index
     }

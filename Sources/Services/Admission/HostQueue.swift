@@ -58,7 +58,8 @@ final class HostQueue: Sendable {
             switch self {
             case .cancelled: .cancelled()
             case .timedOut:
-                ServiceError(.timedOut, "The request timed out while waiting for its turn behind other loads of its host.")
+                ServiceError(
+                    .timedOut, "The request timed out while waiting for its turn behind other loads of its host.")
             case .shutDown: .coordinatorShutDown
             }
         }

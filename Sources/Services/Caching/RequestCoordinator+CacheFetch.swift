@@ -19,7 +19,8 @@ extension RequestCoordinator {
             if let stored = lookup.revalidating {
                 conditional = HTTPCacheRules.conditionalFields(for: stored)
                 validated = stored
-            } else if let other = lookup.otherVariant, let fields = HTTPCacheRules.variantConditionalFields(for: other) {
+            } else if let other = lookup.otherVariant, let fields = HTTPCacheRules.variantConditionalFields(for: other)
+            {
                 conditional = fields
                 validated = other
             }

@@ -17,7 +17,8 @@ extension RequestCoordinator {
         {
             await cache.removeEntry(for: key)
             events.emit(plan.id, .cache(.invalidated(key: key.description)))
-            plan.logger?.debug("cached response no longer decodes; removed", metadata: ["courier.error.code": "\(error.code)"])
+            plan.logger?.debug(
+                "cached response no longer decodes; removed", metadata: ["courier.error.code": "\(error.code)"])
             return nil
         }
     }
@@ -27,7 +28,8 @@ extension RequestCoordinator {
         finish: @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         events.emit(plan.id, .cache(.servedAfterError(fallback.tier, key: key.description)))
-        plan.logger?.debug("network failed; serving the cached response", metadata: ["courier.error.code": "\(error.code)"])
+        plan.logger?.debug(
+            "network failed; serving the cached response", metadata: ["courier.error.code": "\(error.code)"])
         let now = configuration.now()
         let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now).isFresh
         let execution = Execution.cached(
@@ -78,7 +80,8 @@ extension RequestCoordinator {
         // The refresh outlives the caller's load: it logs to the background logger.
         refresh.logger = LoadPlan.logger(backgroundLogger, id: refresh.id)
         refresh.options.logger = refresh.logger  // the transport's lines for it too
-        plan.logger?.debug("serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
+        plan.logger?.debug(
+            "serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
         Self.startBackground(on: self) { [refresh] coordinator in
             _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
         }

@@ -62,14 +62,16 @@ extension RequestCoordinator {
         // Serving from the cache without a request, when the policy says so.
         var revalidating: CachedResponse?
         if let found = hit {
-            let answer: CachedResponse? = range.map { HTTPCacheRules.partial(found.response, range: $0) } ?? found.response
+            let answer: CachedResponse? =
+                range.map { HTTPCacheRules.partial(found.response, range: $0) } ?? found.response
             var serve: (stale: Bool, refresh: Bool)?
             var isFinal = policy.mode == .cacheOnly
             switch intent {
             case .refresh: break
             case .updates(_, let whenStale):
                 serve = (false, false)
-                if whenStale, let plain = storedAnswer(found.response, policy: policy, request: request, now: requestTime),
+                if whenStale,
+                    let plain = storedAnswer(found.response, policy: policy, request: request, now: requestTime),
                     !plain.stale
                 {
                     isFinal = true
@@ -99,7 +101,8 @@ extension RequestCoordinator {
             throw ServiceError(.cacheMiss, "Nothing usable is cached for \(label).")
         }
         if CacheControl(request.headerFields).contains("only-if-cached") {
-            throw ServiceError(.cacheMiss, "The request says only-if-cached, and nothing stored for \(label) satisfies it.")
+            throw ServiceError(
+                .cacheMiss, "The request says only-if-cached, and nothing stored for \(label) satisfies it.")
         }
         let lookup = CacheLookup(
             key: key, hit: hit, revalidating: revalidating, otherVariant: otherVariant, requestTime: requestTime,

@@ -277,7 +277,9 @@ struct FlightMachine<Tokens: FlightTokens>: Sendable {
                 violations.append("flight \(serial) counts \(flight.waiting) waiting, \(waiters + inline) wait")
             }
         }
-        if isShutDown, cancelsInFlight, !waiting.isEmpty { violations.append("waiters left after a cancelling shutdown") }
+        if isShutDown, cancelsInFlight, !waiting.isEmpty {
+            violations.append("waiters left after a cancelling shutdown")
+        }
         if flights.isEmpty, !drainers.isEmpty { violations.append("drain waiters left with no flight") }
         return violations
     }

@@ -77,9 +77,12 @@ final class FlightTable: Sendable {
         // When the caller prefers the transport's executor, so does the transfer's task. Asked
         // before the cancellation handler is installed: with a handler, the runtime takes the
         // task's status lock to answer.
-        let preferred = cancellation != nil ? nil : transportExecutor.flatMap { executor in
-            withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
-        }
+        let preferred =
+            cancellation != nil
+            ? nil
+            : transportExecutor.flatMap { executor in
+                withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
+            }
         let outcome = await withTaskCancellationHandler {
             // Admission and the waiter's registration happen under one lock, so a transfer
             // that lands at once still finds every waiter it must answer.
@@ -123,7 +126,9 @@ final class FlightTable: Sendable {
 
     /// Lands flight `serial`, led on this task, with its transfer's `result`, or hands it over.
     @inline(never)
-    private func landLed(_ serial: UInt64, result: Result<TransportResponse, ServiceError>) -> Result<Execution, ServiceError> {
+    private func landLed(_ serial: UInt64, result: Result<TransportResponse, ServiceError>) -> Result<
+        Execution, ServiceError
+    > {
         var leaderLeft = false
         if Task.isCancelled, case .failure(let error) = result, error.code == .cancelled { leaderLeft = true }
         // Handed over, the result is this load's cancellation, which shares nothing.
@@ -170,7 +175,8 @@ final class FlightTable: Sendable {
             func answer(_ waiting: Machine.Waiting) {
                 waiting.waiter.resume(
                     returning: .landed(
-                        result.map { Execution(response: $0, sharedDecodes: decodes, wasCoalesced: waiting.coalesced) }))
+                        result.map { Execution(response: $0, sharedDecodes: decodes, wasCoalesced: waiting.coalesced) })
+                )
             }
             if let first { answer(first) }
             for waiting in others { answer(waiting) }
@@ -192,7 +198,8 @@ final class FlightTable: Sendable {
         for task in actions.tasksToCancel { task.cancel() }
         for cancellation in actions.cancellations { cancellation.cancel() }
         for waiting in actions.failed {
-            let error = waiting.reportsShutDown
+            let error =
+                waiting.reportsShutDown
                 ? ServiceError(.shutDown, "The coordinator shut down with the transfer in flight.") : .cancelled()
             waiting.waiter.resume(returning: .landed(.failure(error)))
         }

@@ -1,5 +1,5 @@
-public import FoundationEssentials
 internal import CourierCaching
+public import FoundationEssentials
 
 extension CookieJar.Cookie {
     /// The largest `Set-Cookie` field value kept, in bytes (RFC 6265, section 6.1: name,

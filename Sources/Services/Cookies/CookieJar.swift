@@ -51,7 +51,8 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     /// Stores `Set-Cookie` field values received for `request`; invalid ones are ignored.
     package func store(setCookie fields: [String], for request: HTTPRequest) {
         guard !fields.isEmpty else { return }
-        let origin = Origin(request), time = now()
+        let origin = Origin(request)
+        let time = now()
         let cookies = fields.compactMap {
             Cookie(setCookie: $0, host: origin.host, path: origin.path, isSecure: origin.isSecure, now: time)
         }
@@ -72,7 +73,8 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     /// The cookies to send with `request`: longer paths first, then older ones (RFC 6265,
     /// section 5.4). Sending counts as a use for the least-recently-used eviction.
     public func cookies(for request: HTTPRequest) -> [Cookie] {
-        let origin = Origin(request), time = now()
+        let origin = Origin(request)
+        let time = now()
         var candidates = [origin.host]
         if !Cookie.isIPAddress(origin.host) {
             var rest = origin.host[...]

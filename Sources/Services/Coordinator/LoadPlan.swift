@@ -21,7 +21,9 @@ struct LoadPlan: Sendable {
 
     /// A plan for `resource`; its request is built from the endpoint unless `prepared` gives it
     /// (a one-off load, whose request was made and checked by the caller).
-    init<R: Resource>(resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?) {
+    init<R: Resource>(
+        resource: R, request prepared: HTTPRequest? = nil, coordinator: RequestCoordinator, logger: Logger?
+    ) {
         box = Box(LoadPlanFields(resource: resource, request: prepared, coordinator: coordinator, logger: logger))
     }
 

@@ -39,7 +39,8 @@ extension RequestCoordinator {
         cachePolicy: CachePolicy = .networkOnly, decoder: (any JSONBodyDecoder)? = nil, logger: Logger? = nil
     ) async throws(ServiceError) -> Loaded<Value> {
         let resource = AdHocResource<Value>(request: request, body: body, cachePolicy: cachePolicy, decoder: decoder)
-        let (host, plan) = try await takeTurn(LoadPlan(resource: resource, request: request, coordinator: self, logger: logger))
+        let (host, plan) = try await takeTurn(
+            LoadPlan(resource: resource, request: request, coordinator: self, logger: logger))
         defer { leaveTurn(host) }
         return try await run(plan) { [plan] (execution: Execution) async throws -> Loaded<Value> in
             try await Self.finish(resource, plan: plan, execution: execution)

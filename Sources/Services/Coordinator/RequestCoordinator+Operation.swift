@@ -16,7 +16,8 @@ extension RequestCoordinator {
         operation: String, request: HTTPRequest, body: RequestBody?, cachePolicy: CachePolicy,
         retryPolicy: RetryPolicy?, logger: Logger?
     ) async throws -> Loaded<Data> {
-        var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: cachePolicy, decoder: nil)
+        var operationResource = AdHocResource<Data>(
+            request: request, body: body, cachePolicy: cachePolicy, decoder: nil)
         operationResource.acceptableStatus = 100..<1000
         operationResource.retryPolicy = retryPolicy
         let resource = operationResource
@@ -36,7 +37,8 @@ extension RequestCoordinator {
     @concurrent package nonisolated func stream(
         operation: String, request: HTTPRequest, body: RequestBody?, retryPolicy: RetryPolicy?, logger: Logger?
     ) async throws -> StreamedLoad {
-        var operationResource = AdHocResource<Data>(request: request, body: body, cachePolicy: .networkOnly, decoder: nil)
+        var operationResource = AdHocResource<Data>(
+            request: request, body: body, cachePolicy: .networkOnly, decoder: nil)
         operationResource.acceptableStatus = 100..<1000
         operationResource.retryPolicy = retryPolicy
         let resource = operationResource

@@ -39,7 +39,8 @@ extension RequestCoordinator {
     nonisolated func started(_ plan: LoadPlan, background: Bool) -> LoadTelemetry? {
         events.emit(plan.id, .started(method: plan.request.method, url: plan.loggableURL))
         plan.logger?.debug(
-            "load started", metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
+            "load started",
+            metadata: ["courier.http.method": "\(plan.request.method)", "courier.url": "\(plan.loggableURL)"])
         return LoadTelemetry.start(plan, configuration: configuration, background: background)
     }
 
@@ -72,14 +73,16 @@ extension RequestCoordinator {
         events.emit(plan.id, .failed(code: error.code, status: error.status, duration: duration))
         // Debug, not info: the caller gets the error; a 404 is not an incident.
         plan.logger?.debug(
-            "load failed", metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])
+            "load failed",
+            metadata: ["courier.error.code": "\(error.code)", "courier.error.message": "\(error.message)"])
         return error
     }
 
     /// The value and what produced it: through the cache when the plan's policy uses it (or
     /// when an unsafe method must invalidate), else straight from the network.
     nonisolated(nonsending) func deliver<T: Sendable>(
-        _ plan: LoadPlan, intent: CacheIntent<T>, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
+        _ plan: LoadPlan, intent: CacheIntent<T>,
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         if let cache = configuration.cache, plan.cachePolicy.usesCache || plan.request.method != .get {
             return try await runCached(plan, cache: cache, intent: intent, finish: finish)
@@ -87,7 +90,9 @@ extension RequestCoordinator {
         if plan.cachePolicy.mode == .cacheOnly {
             throw ServiceError(.cacheMiss, "This coordinator has no cache, and the resource is cache-only.")
         }
-        if plan.request.headerFields[.cacheControl] != nil, CacheControl(plan.request.headerFields).contains("only-if-cached") {
+        if plan.request.headerFields[.cacheControl] != nil,
+            CacheControl(plan.request.headerFields).contains("only-if-cached")
+        {
             throw ServiceError(.cacheMiss, "The request says only-if-cached, and its load does not read the cache.")
         }
         let execution = try await execute(plan)
@@ -102,7 +107,9 @@ extension RequestCoordinator {
         var request = plan.request
         for decorator in plan.decorators {
             do {
-                try await HostQueue.$isExempt.withValue(true) { try await decorator.decorate(&request, body: plan.body) }
+                try await HostQueue.$isExempt.withValue(true) {
+                    try await decorator.decorate(&request, body: plan.body)
+                }
             } catch {
                 throw Self.decorationFailure(error, decorator: decorator)
             }
@@ -182,7 +189,8 @@ extension RequestCoordinator {
             let decoratedOutcome: DecoratedOutcome
             switch outcome {
             case .success(let execution): decoratedOutcome = .response(execution.response.head)
-            case .failure(let error) where error.code == .cancelled || error.code == .redundantRequest
+            case .failure(let error)
+            where error.code == .cancelled || error.code == .redundantRequest
                 || error.code == .shutDown:
                 throw error
             case .failure(let error): decoratedOutcome = .failure(error)
@@ -207,15 +215,15 @@ extension RequestCoordinator {
     }
 
     /// Sends `request` with retries, as its own transfer or joined to an identical one.
-    nonisolated(nonsending) func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<Execution, ServiceError> {
+    nonisolated(nonsending) func transfer(_ request: HTTPRequest, plan: LoadPlan) async -> Result<
+        Execution, ServiceError
+    > {
         let (key, transfer) = flight(of: request, plan: plan)
         return await flights.run(
             id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
             transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
-            cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) }
-        ) {
-            await self.transferWithRetries(transfer)
-        }
+            cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) },
+            { await self.transferWithRetries(transfer) })
     }
 
     /// What identifies `request`'s transfer for coalescing, and what each attempt sends.

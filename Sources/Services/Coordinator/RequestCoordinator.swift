@@ -100,7 +100,8 @@ public actor RequestCoordinator {
         yield: @escaping @Sendable (Loaded<R.Response>) async -> Void
     ) async throws -> Loaded<R.Response> {
         let plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
-        return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) { [plan] execution in
+        return try await run(plan, intent: .updates(yield: yield, whenStale: refresh.skipsFreshValues)) {
+            [plan] execution in
             try await Self.finish(resource, plan: plan, execution: execution)
         }
     }
@@ -170,7 +171,9 @@ public actor RequestCoordinator {
     }
 
     /// Decodes once per resource type for all waiters of a shared transfer, when allowed.
-    nonisolated(nonsending) static func decode<R: Resource>(_ resource: R, execution: Execution) async throws -> R.Response {
+    nonisolated(nonsending) static func decode<R: Resource>(_ resource: R, execution: Execution) async throws
+        -> R.Response
+    {
         guard let shared = execution.sharedDecodes, resource.sharesDecodedResponse else {
             return try decodeOnce(resource, response: execution.response)  // no closure to allocate
         }

@@ -1,4 +1,5 @@
 internal import FoundationEssentials
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

@@ -95,7 +95,8 @@ extension RequestCoordinator {
             waited += ContinuousClock.now - callsStarted
             guard waited < fleet.wait else {
                 reportFleet(.leaseWaitTimedOut(key: key.description), plan: plan)
-                plan.logger?.debug("fleet lease still held after the wait; fetching", metadata: ["courier.cache.key": "\(key)"])
+                plan.logger?.debug(
+                    "fleet lease still held after the wait; fetching", metadata: ["courier.cache.key": "\(key)"])
                 return .fetch
             }
             let step = min(pause, fleet.wait - waited)
@@ -121,7 +122,8 @@ extension RequestCoordinator {
             let serve = storedAnswer(found.response, policy: policy, request: request, now: now)
         else { return nil }
         events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
-        let execution = Execution.cached(found.response, source: ResponseSource(found.tier), now: now, isStale: serve.stale)
+        let execution = Execution.cached(
+            found.response, source: ResponseSource(found.tier), now: now, isStale: serve.stale)
         guard let value = try await decodeStored(execution, key: key, cache: cache, plan: plan, finish: finish) else {
             return nil
         }
@@ -134,7 +136,9 @@ extension RequestCoordinator {
     private nonisolated func release(_ lease: CacheLease, from leasing: any CacheLeasing, plan: LoadPlan) async {
         fleetGate.left(lease.key)
         let outcome = await Task { try await leasing.releaseLease(lease) }.result
-        if case .failure(let error) = outcome { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
+        if case .failure(let error) = outcome {
+            reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan)
+        }
     }
 
     private nonisolated func reportFleet(_ event: CacheEvent, plan: LoadPlan) {

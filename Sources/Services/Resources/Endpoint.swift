@@ -45,7 +45,8 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     package func resolved(in environment: BackendEnvironment) throws(ServiceError) -> Endpoint {
         guard let backend, baseURL.isEmpty else { return self }
         guard let base = backend.baseURL(in: environment) else {
-            throw ServiceError(.invalidRequest, "The backend '\(backend.id)' has no base URL for the \(environment) environment.")
+            throw ServiceError(
+                .invalidRequest, "The backend '\(backend.id)' has no base URL for the \(environment) environment.")
         }
         var resolved = self
         resolved.baseURL = base
@@ -80,10 +81,13 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         let parts: BaseParts
         switch split {
         case .success(let found): parts = found
-        case .failure(.noScheme): throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
-        case .failure(.unsupportedScheme): throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
+        case .failure(.noScheme):
+            throw ServiceError(.invalidRequest, "The base URL '\(baseURL.prefix(100))' has no scheme.")
+        case .failure(.unsupportedScheme):
+            throw ServiceError(.invalidRequest, "Only http and https base URLs are supported.")
         case .failure(.noHost): throw ServiceError(.invalidRequest, "The base URL has no host.")
-        case .failure(.queryInBase): throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
+        case .failure(.queryInBase):
+            throw ServiceError(.invalidRequest, "Put query items in `query`, not in the base URL.")
         }
         // The target is written once, into one buffer: the base path and the path encoded as a
         // path, then the query items (each piece its own string cost more than the transfer's
@@ -125,8 +129,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     private static func split(_ url: UnsafeBufferPointer<UInt8>) -> Result<BaseParts, SplitFailure> {
         let count = url.count
         var colon = 0
-        while colon < count, url[colon] != UInt8(ascii: ":") || colon + 2 >= count
-            || url[colon + 1] != UInt8(ascii: "/") || url[colon + 2] != UInt8(ascii: "/")
+        while colon < count,
+            url[colon] != UInt8(ascii: ":") || colon + 2 >= count
+                || url[colon + 1] != UInt8(ascii: "/") || url[colon + 2] != UInt8(ascii: "/")
         {
             colon += 1
         }
@@ -150,7 +155,8 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         }
         var pathEnd = count
         while pathEnd > authorityEnd, url[pathEnd - 1] == UInt8(ascii: "/") { pathEnd -= 1 }
-        return .success(BaseParts(isSecure: isSecure, authority: authorityStart..<authorityEnd, path: authorityEnd..<pathEnd))
+        return .success(
+            BaseParts(isSecure: isSecure, authority: authorityStart..<authorityEnd, path: authorityEnd..<pathEnd))
     }
 
     /// Whether `url` begins with `lowercase` in any case (ASCII).

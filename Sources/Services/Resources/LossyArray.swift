@@ -48,7 +48,8 @@ public struct LossyArray<Element: Decodable & Sendable>: Decodable, Sendable {
             do {
                 optionals.append(try container.decode(Element.self))
             } catch let error as DecodingError {
-                failures.append(Failure(index: index, reason: Self.describe(error, below: decoder.codingPath.count + 1)))
+                failures.append(
+                    Failure(index: index, reason: Self.describe(error, below: decoder.codingPath.count + 1)))
                 optionals.append(nil)
                 _ = try container.decode(Skipped.self)  // move past the bad element
             }

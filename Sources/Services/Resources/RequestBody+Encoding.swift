@@ -29,7 +29,9 @@ extension RequestBody {
 
     /// An `application/x-www-form-urlencoded` body from ordered pairs (names may repeat).
     public static func form(_ fields: [(String, String)]) -> RequestBody {
-        let text = fields.map { PercentEncoding.encodeFormComponent($0.0) + "=" + PercentEncoding.encodeFormComponent($0.1) }.joined(separator: "&")
+        let text = fields.map {
+            PercentEncoding.encodeFormComponent($0.0) + "=" + PercentEncoding.encodeFormComponent($0.1)
+        }.joined(separator: "&")
         return .string(text, contentType: "application/x-www-form-urlencoded")
     }
 

@@ -34,7 +34,9 @@ extension Resource {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Loaded<Response>.self)
         let task = Task {
             do {
-                let last = try await coordinator.loadUpdates(self, refresh: refresh, logger: logger) { continuation.yield($0) }
+                let last = try await coordinator.loadUpdates(self, refresh: refresh, logger: logger) {
+                    continuation.yield($0)
+                }
                 continuation.yield(last)
                 continuation.finish()
             } catch {

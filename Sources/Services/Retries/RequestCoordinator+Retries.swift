@@ -48,14 +48,16 @@ extension RequestCoordinator {
 
     /// Attempt `attempt` of `transfer`: its request, with the trace context.
     @inline(never)
-    private static func attempt(_ attempt: Int, of transfer: PlannedTransfer, telemetry: LoadTelemetry?) -> LoadAttempt {
+    private static func attempt(_ attempt: Int, of transfer: PlannedTransfer, telemetry: LoadTelemetry?) -> LoadAttempt
+    {
         LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
     }
 
     /// Ends `sent`'s span with `outcome`, and says what follows it.
     @inline(never)
     private nonisolated func conclude(
-        _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
+        _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer,
+        attempt: Int
     ) -> RetryDecision {
         sent.end(outcome)
         return retryDecision(after: outcome, of: transfer, attempt: attempt)

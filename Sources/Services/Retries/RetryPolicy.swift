@@ -88,7 +88,9 @@ public struct RetryPolicy: Sendable, Hashable {
         case .success(let response):
             guard retryableStatuses.contains(response.head.status) else { return nil }
             if honorsRetryAfter, let value = response.head.headerFields[.retryAfter] {
-                guard let wait = Self.retryAfter(value, now: now()) else { return backoff(attempt: attempt, random: random()) }
+                guard let wait = Self.retryAfter(value, now: now()) else {
+                    return backoff(attempt: attempt, random: random())
+                }
                 return wait <= maximumRetryAfter ? wait : nil
             }
             return backoff(attempt: attempt, random: random())
@@ -106,7 +108,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// A `Retry-After` value as a wait: delta-seconds, or an HTTP date relative to `now`
     /// (a date in the past is no wait). `nil` when the value is neither.
     static func retryAfter(_ value: String, now: Date) -> Duration? {
-        let trimmed = String(value.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+        let trimmed = String(
+            value.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" })
+                .reversed())
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         let interval = date.timeIntervalSince(now)

@@ -45,7 +45,8 @@ extension CoordinatorEvent {
         /// A decorator asked for the request to be sent once more.
         package static let replayed = Kind(.replayed)
         /// The load delivered a value: status, curl's timings and the time since it began.
-        package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind {
+        package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind
+        {
             Kind(.finished(status: status, metrics: metrics, duration: duration))
         }
         /// The load failed.

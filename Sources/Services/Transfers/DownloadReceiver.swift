@@ -60,7 +60,8 @@ final class DownloadReceiver: ResponseReceiver {
         let response = try await send(request)
         let head = response.head
         guard acceptableStatus.contains(head.status.code) else {
-            return TransportResponse(head: head, body: try await Self.excerpt(of: response.body), metrics: response.metrics)
+            return TransportResponse(
+                head: head, body: try await Self.excerpt(of: response.body), metrics: response.metrics)
         }
         let (start, total) = try begin(head, resumingFrom: resumeFrom?.offset, body: response.body)
         for try await chunk in response.body {
@@ -86,7 +87,8 @@ final class DownloadReceiver: ResponseReceiver {
 
     /// Positions the file for an accepted response: after the bytes on disk for a `206` that
     /// continues them, at zero otherwise. Returns the offset and the body's whole size, if known.
-    private func begin(_ head: HTTPResponse, resumingFrom offset: Int64?, body: TransportBody) throws -> (Int64, Int64?) {
+    private func begin(_ head: HTTPResponse, resumingFrom offset: Int64?, body: TransportBody) throws -> (Int64, Int64?)
+    {
         let length = head.headerFields[.contentLength].flatMap { Int64($0) }
         do {
             return try state.withLock { state in
@@ -154,7 +156,9 @@ final class DownloadReceiver: ResponseReceiver {
         let fields = head.headerFields
         guard head.status.code == 200, fields[.contentLength] != nil,
             let ranges = fields[.acceptRanges],
-            ranges.lowercased().split(separator: ",").contains(where: { $0.filter { $0 != " " && $0 != "\t" } == "bytes" })
+            ranges.lowercased().split(separator: ",").contains(where: {
+                $0.filter { $0 != " " && $0 != "\t" } == "bytes"
+            })
         else { return nil }
         if let tag = fields[.eTag], !tag.hasPrefix("W/") { return tag }
         return fields[.lastModified]
@@ -165,7 +169,8 @@ final class DownloadReceiver: ResponseReceiver {
         guard let value = head.headerFields[.contentRange], value.hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1)
         let bounds = spec.first?.split(separator: "-", maxSplits: 1) ?? []
-        guard spec.count == 2, bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last
+        guard spec.count == 2, bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
+            first <= last
         else { return nil }
         return (first, last, Int64(spec[1]))
     }

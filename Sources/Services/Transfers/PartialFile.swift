@@ -1,5 +1,6 @@
 internal import CourierCore
 internal import FoundationEssentials
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

@@ -16,7 +16,9 @@ extension RequestCoordinator {
     /// and a status the resource does not accept throws `unacceptableStatus`. The load's events
     /// and span end with the head. Streams skip the cache and never share a transfer. Shutdown
     /// waits for open bodies to end, or, cancelling, fails them with `shutDown`.
-    @concurrent public nonisolated func stream<R: Resource>(_ resource: R, logger: Logger? = nil) async throws -> StreamedLoad {
+    @concurrent public nonisolated func stream<R: Resource>(_ resource: R, logger: Logger? = nil) async throws
+        -> StreamedLoad
+    {
         try await stream(resource, plan: LoadPlan(resource: resource, coordinator: self, logger: logger))
     }
 

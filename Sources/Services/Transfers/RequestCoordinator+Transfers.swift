@@ -37,7 +37,9 @@ extension RequestCoordinator {
     /// body sent (a file or a multipart form with files is read from disk as it is sent), then
     /// those of the response received. Such a load never shares its transfer. With a transport
     /// that reports no progress (the test doubles), the sequence ends with no value.
-    public nonisolated func upload<R: Resource>(_ resource: R, logger: Logger? = nil) -> TransferHandle<Loaded<R.Response>> {
+    public nonisolated func upload<R: Resource>(_ resource: R, logger: Logger? = nil) -> TransferHandle<
+        Loaded<R.Response>
+    > {
         let (progress, reporter) = ProgressReporter.makeStream()
         let task = Task {
             defer { reporter.finish() }

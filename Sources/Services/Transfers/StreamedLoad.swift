@@ -64,7 +64,9 @@ extension StreamedLoad.Chunks {
             } catch {
                 base = nil
                 lease.end()
-                if lease.wasShutDown { throw ServiceError(.shutDown, "The coordinator shut down while the body streamed.") }
+                if lease.wasShutDown {
+                    throw ServiceError(.shutDown, "The coordinator shut down while the body streamed.")
+                }
                 throw ServiceError.wrapping(error)
             }
         }

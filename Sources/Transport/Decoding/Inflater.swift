@@ -95,7 +95,8 @@ final class Inflater {
             try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
                 used += filled
                 if used == capacity {
-                    (buffer, capacity) = LargeBuffer.grow(buffer, capacity: capacity, used: used, to: min(capacity * 2, ceiling))
+                    (buffer, capacity) = LargeBuffer.grow(
+                        buffer, capacity: capacity, used: used, to: min(capacity * 2, ceiling))
                 }
                 return UnsafeMutableRawBufferPointer(start: buffer + used, count: capacity - used)
             }
@@ -105,9 +106,11 @@ final class Inflater {
             throw error
         }
         let size = capacity
-        return Data(bytesNoCopy: buffer, count: used, deallocator: .custom { pointer, _ in
-            LargeBuffer.deallocate(pointer, capacity: size)
-        })
+        return Data(
+            bytesNoCopy: buffer, count: used,
+            deallocator: .custom { pointer, _ in
+                LargeBuffer.deallocate(pointer, capacity: size)
+            })
     }
 
     /// Confirms that the stream reached its end.

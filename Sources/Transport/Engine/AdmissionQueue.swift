@@ -99,7 +99,8 @@ struct AdmissionQueue {
             if let known = origins[key] {
                 origin = known
             } else {
-                origin = Origin(key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
+                origin = Origin(
+                    key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
                 origins[key] = origin
             }
             recent = origin
@@ -190,7 +191,7 @@ struct AdmissionQueue {
     mutating func removeExpired(_ isExpired: (Transfer) -> Bool) -> [Transfer] {
         var expired: [Transfer] = []
         for origin in origins.values {
-            origin.waiting.forEach { transfer in
+            origin.waiting.forEachQueued { transfer in
                 if case .waiting = transfer.admission, isExpired(transfer) { expired.append(transfer) }
             }
         }
@@ -204,13 +205,17 @@ struct AdmissionQueue {
         var runningUnits = 0
         var waiting = 0
         for (key, origin) in origins {
-            if origin.key != key || !origin.isListed { violations.append("\(key): listed under another key, or unlisted") }
+            if origin.key != key || !origin.isListed {
+                violations.append("\(key): listed under another key, or unlisted")
+            }
             if origin.units < 0 { violations.append("\(key): \(origin.units) units") }
-            if let perHost, origin.units > perHost { violations.append("\(key): \(origin.units) units over \(perHost)") }
+            if let perHost, origin.units > perHost {
+                violations.append("\(key): \(origin.units) units over \(perHost)")
+            }
             runningUnits += origin.units
             var lastSequence = Int.min
             var originWaiting = 0
-            origin.waiting.forEach { transfer in
+            origin.waiting.forEachQueued { transfer in
                 guard case .waiting(let sequence) = transfer.admission else { return }
                 originWaiting += 1
                 if sequence <= lastSequence { violations.append("\(key): waiting out of arrival order") }
@@ -230,7 +235,7 @@ struct AdmissionQueue {
     func earliestDeadline() -> ContinuousClock.Instant? {
         var earliest: ContinuousClock.Instant?
         for origin in origins.values {
-            origin.waiting.forEach { transfer in
+            origin.waiting.forEachQueued { transfer in
                 guard case .waiting = transfer.admission, let deadline = transfer.deadline else { return }
                 if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
             }

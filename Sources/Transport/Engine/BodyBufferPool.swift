@@ -38,7 +38,8 @@ final class BodyBufferPool: Sendable {
     func take(_ size: Int) -> (UnsafeMutableRawPointer, Int) {
         if size >= Self.minimumBytes, size <= Self.maximumBytes {
             let reused = state.withLock { state -> (address: Int, capacity: Int)? in
-                guard let index = state.free.firstIndex(where: { $0.capacity >= size && $0.capacity <= size * 2 }) else {
+                guard let index = state.free.firstIndex(where: { $0.capacity >= size && $0.capacity <= size * 2 })
+                else {
                     return nil
                 }
                 let buffer = state.free.remove(at: index)

@@ -21,7 +21,8 @@ enum CurlErrorMapping {
         let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         let underlying = CurlError(code: Int(code.rawValue), message: message)
         let mapped = errorCode(for: code, detail: message, stage: stage)
-        let explained = mapped == .headersTooLarge && code == CURLE_OUT_OF_MEMORY
+        let explained =
+            mapped == .headersTooLarge && code == CURLE_OUT_OF_MEMORY
             ? "A response header line exceeds curl's limit of 100 KiB." : message
         return ServiceError(mapped, explained, underlying: underlying)
     }

@@ -1,4 +1,5 @@
 internal import CCurl
+
 /// Admission (loop thread): transfers wait in ``CurlEventLoop/admission`` until curl has a
 /// connection for them, so that curl holds easy handles, buffers and header lists only for
 /// the transfers it can run.
@@ -65,6 +66,8 @@ extension CurlEventLoop {
     }
 
     static var waitedOut: ServiceError {
-        ServiceError(.timedOut, "The request timed out while waiting for a connection (its total timeout counts from when it was sent).")
+        ServiceError(
+            .timedOut,
+            "The request timed out while waiting for a connection (its total timeout counts from when it was sent).")
     }
 }

@@ -1,5 +1,6 @@
-internal import CourierCore
 internal import CCurl
+internal import CourierCore
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

@@ -1,6 +1,7 @@
-internal import CourierCore
 internal import CCurl
+internal import CourierCore
 internal import Synchronization
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

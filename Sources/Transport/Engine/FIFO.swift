@@ -25,7 +25,8 @@ struct FIFO<Element> {
         return element
     }
 
-    func forEach(_ body: (Element) -> Void) {
+    /// Calls `body` with each element still queued, oldest first.
+    func forEachQueued(_ body: (Element) -> Void) {
         for index in head..<storage.count { if let element = storage[index] { body(element) } }
     }
 }

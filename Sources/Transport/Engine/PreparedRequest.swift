@@ -1,4 +1,5 @@
 internal import HTTPTypes
+
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -62,7 +63,9 @@ struct PreparedRequest: Sendable {
     /// `scheme://authority/path`, copied into one buffer: appending the parts costs about
     /// 300 instructions each, an interpolation more.
     private static func url(scheme: String, authority: String, path: String) -> String {
-        var scheme = scheme, authority = authority, path = path
+        var scheme = scheme
+        var authority = authority
+        var path = path
         let count = scheme.utf8.count + 3 + authority.utf8.count + path.utf8.count
         return String(unsafeUninitializedCapacity: count) { buffer in
             guard let base = buffer.baseAddress else { return 0 }
@@ -90,7 +93,8 @@ struct PreparedRequest: Sendable {
     /// starts with it and, past it, ends or goes on with the path's slash.
     func hasOrigin(_ key: String) -> Bool {
         guard options.unixSocketPath == nil else { return originKey == key }
-        var url = url, key = key
+        var url = url
+        var key = key
         let matches = url.withUTF8 { url in
             key.withUTF8 { key in
                 guard url.count >= key.count, let urlBase = url.baseAddress, let keyBase = key.baseAddress,

@@ -38,7 +38,8 @@ struct RecentFields {
     func field(slot: Int, value: UnsafeRawBufferPointer) -> HTTPField? {
         guard let field = fields[slot] else { return nil }
         let matches = values[slot].withUnsafeBytes { kept in
-            kept.count == value.count && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
+            kept.count == value.count
+                && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
         }
         return matches ? field : nil
     }
@@ -86,7 +87,8 @@ struct RecentFields {
     func lastHead(_ generation: Int, matches slot: Int, value: UnsafeRawBufferPointer, at index: Int) -> Bool {
         guard generation == self.generation, index < headSlots.count, headSlots[index] == slot else { return false }
         return headValues[index].withUnsafeBytes { kept in
-            kept.count == value.count && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
+            kept.count == value.count
+                && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
         }
     }
 

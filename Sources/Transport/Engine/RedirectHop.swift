@@ -25,7 +25,8 @@ struct RedirectHop {
             for name in policy.sensitiveHeaders { next.headerFields[name] = nil }
         }
         var nextBody = body
-        let becomesGet = (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post)
+        let becomesGet =
+            (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post)
         if becomesGet {
             next.method = .get
             nextBody = nil
@@ -46,7 +47,8 @@ struct RedirectHop {
                 scheme.lowercased() != "http", scheme.lowercased() != "https"
             {
                 return ServiceError(
-                    .redirectRefused, "Refused a redirect to a \(scheme.prefix(16).lowercased()) URL.", response: response)
+                    .redirectRefused, "Refused a redirect to a \(scheme.prefix(16).lowercased()) URL.",
+                    response: response)
             }
         }
         return ServiceError(.malformedResponse, "The redirect target is not a valid URL.", response: response)

@@ -102,7 +102,8 @@ struct ResponseHeadParser: ~Copyable {
         let value = UnsafeRawBufferPointer(start: base + start, count: end - start)
 
         guard fieldCount < FieldLimits.maximumCount else {
-            throw ServiceError(.headersTooLarge, "The response has more than \(FieldLimits.maximumCount) header fields.")
+            throw ServiceError(
+                .headersTooLarge, "The response has more than \(FieldLimits.maximumCount) header fields.")
         }
         switch role {
         case .contentLength: try checkContentLength(value)
@@ -192,7 +193,8 @@ struct ResponseHeadParser: ~Copyable {
     private static func field(_ name: HTTPField.Name, value: UnsafeRawBufferPointer) -> HTTPField {
         let field = HTTPField(name: name, value: String(decoding: value, as: UTF8.self))
         let unchanged = field.withUnsafeBytesOfValue { kept in
-            kept.count == value.count && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
+            kept.count == value.count
+                && (value.isEmpty || memcmp(kept.baseAddress!, value.baseAddress!, value.count) == 0)
         }
         return unchanged ? field : HTTPField(name: name, lenientValue: value)
     }
@@ -218,7 +220,9 @@ struct ResponseHeadParser: ~Copyable {
             throw malformed("The response status line is invalid.")
         }
         status = code
-        reason = after < line.endIndex ? String(decoding: UnsafeBufferPointer(rebasing: line[(after + 1)...]), as: UTF8.self) : ""
+        reason =
+            after < line.endIndex
+            ? String(decoding: UnsafeBufferPointer(rebasing: line[(after + 1)...]), as: UTF8.self) : ""
         return false
     }
 
@@ -228,10 +232,13 @@ struct ResponseHeadParser: ~Copyable {
         while start <= value.count {
             var end = start
             while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
-            var first = start, last = end
+            var first = start
+            var last = end
             while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
             while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
-            guard last > first, last - first <= 18 else { throw malformed("The response has an invalid Content-Length.") }
+            guard last > first, last - first <= 18 else {
+                throw malformed("The response has an invalid Content-Length.")
+            }
             var parsed: Int64 = 0
             for index in first..<last {
                 let digit = value[index] &- 0x30
@@ -295,13 +302,15 @@ struct ResponseHeadParser: ~Copyable {
                 .contentType, .contentLength, .date, .server, .connection, .lastModified, .eTag, .acceptRanges,
                 .cacheControl, .expires, .vary, .location, .transferEncoding, .contentEncoding, .setCookie, .age,
             ]
-            var byLength = [[(bytes: [UInt8], role: Role, slot: Int?, name: Int)]](repeating: [], count: Self.longest + 1)
+            var byLength = [[(bytes: [UInt8], role: Role, slot: Int?, name: Int)]](
+                repeating: [], count: Self.longest + 1)
             var names: [HTTPField.Name] = []
             var slots = 0
             for name in common {
                 for spelling in [name, HTTPField.Name(name.canonicalName)].compactMap({ $0 }) {
                     let bytes = Array(spelling.rawName.utf8)
-                    guard bytes.count <= Self.longest, !byLength[bytes.count].contains(where: { $0.bytes == bytes }) else {
+                    guard bytes.count <= Self.longest, !byLength[bytes.count].contains(where: { $0.bytes == bytes })
+                    else {
                         continue
                     }
                     let role = Role(of: name)
@@ -317,7 +326,8 @@ struct ResponseHeadParser: ~Copyable {
             for group in byLength {
                 starts.append(spellings.count)
                 for entry in group {
-                    spellings.append(CommonSpelling(offset: bytes.count, role: entry.role, slot: entry.slot, name: entry.name))
+                    spellings.append(
+                        CommonSpelling(offset: bytes.count, role: entry.role, slot: entry.slot, name: entry.name))
                     bytes += entry.bytes
                 }
             }

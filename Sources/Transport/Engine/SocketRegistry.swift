@@ -1,4 +1,5 @@
 internal import CCurl
+
 #if canImport(Glibc)
 internal import Glibc
 #endif

@@ -1,4 +1,5 @@
 internal import CCurl
+
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -70,7 +71,9 @@ extension Transfer {
 
     /// Configures `handle` for this transfer: URL, method, body, headers, timeouts, TLS,
     /// proxy and callbacks. `errors` is the handle's error buffer. Runs on the loop thread.
-    func attach(to handle: UnsafeMutableRawPointer, errors errorBuffer: UnsafeMutablePointer<CChar>) throws(ServiceError) {
+    func attach(to handle: UnsafeMutableRawPointer, errors errorBuffer: UnsafeMutablePointer<CChar>)
+        throws(ServiceError)
+    {
         easy = handle
         errorBuffer.initialize(to: 0)
         self.errorBuffer = errorBuffer
@@ -161,7 +164,9 @@ extension Transfer {
             check(courier_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), .caFile)
         }
         if !tls.pinnedPublicKeys.isEmpty {
-            check(courier_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";")), .pinnedKeys)
+            check(
+                courier_easy_setopt_string(
+                    handle, CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";")), .pinnedKeys)
         }
         if let client = tls.clientCertificate {
             check(courier_easy_setopt_string(handle, CURLOPT_SSLCERT, client.certificateFile), .clientCertificate)
@@ -233,4 +238,3 @@ let transferProgressCallback: courier_xferinfo_callback = { userdata, dlTotal, d
         received: Int64(dlNow), expectedReceive: Int64(dlTotal), sent: Int64(ulNow), expectedSend: Int64(ulTotal))
     return 0
 }
-

@@ -2,6 +2,7 @@ internal import CCurl
 internal import FoundationEssentials
 internal import HTTPTypes
 internal import Synchronization
+
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -125,7 +126,8 @@ final class Transfer: @unchecked Sendable {
             Self.hasBody(status: status, method: request.method)
         {
             throw ServiceError(
-                .responseTooLarge, "The response announces a body of \(length) bytes, over the limit of \(limit) bytes.")
+                .responseTooLarge, "The response announces a body of \(length) bytes, over the limit of \(limit) bytes."
+            )
         }
         switch delivery {
         case .buffered:
@@ -220,7 +222,8 @@ final class Transfer: @unchecked Sendable {
         if let abortError {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
-            outcome = .failure(CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
+            outcome = .failure(
+                CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
         } else if let response = head.response {
             let metrics = readMetrics()
             var redirect: String?
@@ -231,7 +234,9 @@ final class Transfer: @unchecked Sendable {
                 }
                 if redirect == nil {
                     // curl resolves only targets it may follow (http and https).
-                    deliver(.failure(RedirectHop.unfollowable(location: response.headerFields[.location], response: response)))
+                    deliver(
+                        .failure(
+                            RedirectHop.unfollowable(location: response.headerFields[.location], response: response)))
                     return
                 }
             }
@@ -292,8 +297,11 @@ final class Transfer: @unchecked Sendable {
     private func takeBody() -> Data {
         guard let buffer, count > 0 else { return Data() }
         self.buffer = nil
-        let pool = bodyBuffers, size = capacity
-        let body = Data(bytesNoCopy: buffer, count: count, deallocator: .custom { pointer, _ in pool.give(pointer, capacity: size) })
+        let pool = bodyBuffers
+        let size = capacity
+        let body = Data(
+            bytesNoCopy: buffer, count: count, deallocator: .custom { pointer, _ in pool.give(pointer, capacity: size) }
+        )
         capacity = 0
         count = 0
         return body

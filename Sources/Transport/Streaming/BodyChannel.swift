@@ -41,7 +41,10 @@ final class BodyChannel: Sendable {
     // MARK: producer (loop thread)
 
     func offer(_ bytes: UnsafeRawBufferPointer) -> Offer {
-        enum Action { case deliver(CheckedContinuation<Data?, any Error>), none }
+        enum Action {
+            case deliver(CheckedContinuation<Data?, any Error>)
+            case none
+        }
         var action = Action.none
         let offer: Offer = state.withLock { state in
             if state.consumerGone { return .closed }
@@ -82,7 +85,11 @@ final class BodyChannel: Sendable {
     func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
-                enum Outcome { case value(Data?), failure(ServiceError), wait }
+                enum Outcome {
+                    case value(Data?)
+                    case failure(ServiceError)
+                    case wait
+                }
                 var wakeLoop = false
                 let outcome: Outcome = state.withLock { state in
                     if state.consumerGone { return .failure(.cancelled()) }

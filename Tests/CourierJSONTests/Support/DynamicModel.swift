@@ -29,7 +29,8 @@ indirect enum Schema: Sendable, CustomStringConvertible {
         case .optional(let inner): "\(inner)?"
         case .array(let inner): "[\(inner)]"
         case .dictionary(let inner): "[String: \(inner)]"
-        case .object(let fields): "{" + fields.map { "\($0.name)(\($0.written)): \($0.schema)" }.joined(separator: ", ") + "}"
+        case .object(let fields):
+            "{" + fields.map { "\($0.name)(\($0.written)): \($0.schema)" }.joined(separator: ", ") + "}"
         case .int: "Int"
         case .int8: "Int8"
         case .int16: "Int16"
@@ -110,7 +111,9 @@ struct DynamicModel: Decodable, Equatable {
             let container = try decoder.container(keyedBy: DynamicKey.self)
             var result: [String: DynamicValue] = [:]
             for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
-                result[key.stringValue] = try decodeField(Schema.Field(name: key.stringValue, written: key.stringValue, schema: element, access: .direct), in: container)
+                result[key.stringValue] = try decodeField(
+                    Schema.Field(name: key.stringValue, written: key.stringValue, schema: element, access: .direct),
+                    in: container)
             }
             return .object(result)
         case .optional(let inner):
@@ -123,7 +126,9 @@ struct DynamicModel: Decodable, Equatable {
         }
     }
 
-    static func decodeObject(_ fields: [Schema.Field], _ container: KeyedDecodingContainer<DynamicKey>) throws -> DynamicValue {
+    static func decodeObject(_ fields: [Schema.Field], _ container: KeyedDecodingContainer<DynamicKey>) throws
+        -> DynamicValue
+    {
         var result: [String: DynamicValue] = [:]
         for field in fields { result[field.name] = try decodeField(field, in: container) }
         return .object(result)
@@ -163,7 +168,9 @@ struct DynamicModel: Decodable, Equatable {
         return .array(items)
     }
 
-    static func decodeField(_ field: Schema.Field, in container: KeyedDecodingContainer<DynamicKey>) throws -> DynamicValue {
+    static func decodeField(_ field: Schema.Field, in container: KeyedDecodingContainer<DynamicKey>) throws
+        -> DynamicValue
+    {
         let key = DynamicKey(field.name)
         switch (field.access, field.schema) {
         case (.nested, .object(let fields)):
@@ -199,9 +206,11 @@ struct DynamicModel: Decodable, Equatable {
             switch inner {
             case .int: return try container.decodeIfPresent(Int.self, forKey: key).map { .int(Int64($0)) } ?? .null
             case .string: return try container.decodeIfPresent(String.self, forKey: key).map { .string($0) } ?? .null
-            case .double: return try container.decodeIfPresent(Double.self, forKey: key).map { .double($0.bitPattern) } ?? .null
+            case .double:
+                return try container.decodeIfPresent(Double.self, forKey: key).map { .double($0.bitPattern) } ?? .null
             case .bool: return try container.decodeIfPresent(Bool.self, forKey: key).map { .bool($0) } ?? .null
-            case .uint32: return try container.decodeIfPresent(UInt32.self, forKey: key).map { .uint(UInt64($0)) } ?? .null
+            case .uint32:
+                return try container.decodeIfPresent(UInt32.self, forKey: key).map { .uint(UInt64($0)) } ?? .null
             default:
                 if !container.contains(key) { return .null }
                 if try container.decodeNil(forKey: key) { return .null }
@@ -242,13 +251,17 @@ struct DynamicModel: Decodable, Equatable {
         if let container = try? decoder.container(keyedBy: DynamicKey.self) {
             var result: [String: DynamicValue] = [:]
             for key in container.allKeys {
-                result[key.stringValue] = try nested(.any) { try container.decode(DynamicModel.self, forKey: key).value }
+                result[key.stringValue] = try nested(.any) {
+                    try container.decode(DynamicModel.self, forKey: key).value
+                }
             }
             return .object(result)
         }
         if var container = try? decoder.unkeyedContainer() {
             var items: [DynamicValue] = []
-            while !container.isAtEnd { items.append(try nested(.any) { try container.decode(DynamicModel.self).value }) }
+            while !container.isAtEnd {
+                items.append(try nested(.any) { try container.decode(DynamicModel.self).value })
+            }
             return .array(items)
         }
         let single = try decoder.singleValueContainer()

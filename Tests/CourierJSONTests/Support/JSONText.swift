@@ -82,7 +82,10 @@ indirect enum JSONText {
 
     /// A random string: ASCII words, sometimes accents, emoji, quotes, backslashes, controls.
     static func randomString(using random: inout SeededGenerator) -> String {
-        let pieces = ["alpha", "Beta", " ", "käse", "naïve", "東京", "🙂", "\"", "\\", "/", "\n", "\t", "\u{1}", "e\u{301}", "é", "0", "-", "_"]
+        let pieces = [
+            "alpha", "Beta", " ", "käse", "naïve", "東京", "🙂", "\"", "\\", "/", "\n", "\t", "\u{1}", "e\u{301}", "é",
+            "0", "-", "_",
+        ]
         let count = Int.random(in: 0...6, using: &random)
         return (0..<count).map { _ in pieces.randomElement(using: &random)! }.joined()
     }

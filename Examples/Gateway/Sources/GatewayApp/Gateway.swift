@@ -72,7 +72,8 @@ public struct Gateway: Sendable {
         }
         router.get("products") { request, context -> [Product] in
             let text = request.uri.queryParameters.get("q") ?? ""
-            return try await ProductSearch(text: text, catalog: catalog).load(using: coordinator, logger: context.logger)
+            return try await ProductSearch(text: text, catalog: catalog).load(
+                using: coordinator, logger: context.logger)
         }
         return router
     }
@@ -81,7 +82,8 @@ public struct Gateway: Sendable {
     public func application(logger: Logger) -> some ApplicationProtocol {
         var application = Application(
             router: router(),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "gateway"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "gateway"),
             logger: logger)
         application.addServices(courier)
         return application

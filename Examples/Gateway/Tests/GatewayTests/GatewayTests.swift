@@ -29,7 +29,8 @@ import Testing
     @Test func aProductComesFromTheCatalogWithATokenThenFromTheCache() async throws {
         try await Upstream.with { upstream in
             let tracer = InMemoryTracer()
-            let gateway = try Gateway(configuration: Self.configuration(upstream), tracer: tracer, logger: Logger(label: "test"))
+            let gateway = try Gateway(
+                configuration: Self.configuration(upstream), tracer: tracer, logger: Logger(label: "test"))
             try await gateway.application(logger: Logger(label: "test")).test(.router) { client in
                 let first = try await client.execute(uri: "/products/1", method: .get)
                 #expect(first.status == .ok)
@@ -50,7 +51,10 @@ import Testing
             // cached repeat is a span too, answered from memory).
             let spans = tracer.finishedSpans
             #expect(spans.map(\.operationName).sorted() == ["GET", "GET", "POST"], "\(spans.map(\.operationName))")
-            let network = spans.first { $0.operationName == "GET" && $0.attributes["courier.cache.source"]?.toSpanAttribute() == .string("network") }
+            let network = spans.first {
+                $0.operationName == "GET"
+                    && $0.attributes["courier.cache.source"]?.toSpanAttribute() == .string("network")
+            }
             #expect(network?.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
         }
     }
@@ -116,7 +120,9 @@ import Testing
             let group = ServiceGroup(services: [gateway.courier], logger: Logger(label: "test"))
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
-                let slow = Task { try await ProductService(id: 99, catalog: gateway.catalog).load(using: gateway.courier.coordinator) }
+                let slow = Task {
+                    try await ProductService(id: 99, catalog: gateway.catalog).load(using: gateway.courier.coordinator)
+                }
                 // Wait (bounded) until the catalog has the slow call, then shut down gracefully.
                 let deadline = ContinuousClock.now + .seconds(30)
                 while await upstream.state.requests(to: "/v1/products/99") == 0, ContinuousClock.now < deadline {

@@ -54,7 +54,10 @@ struct Upstream {
         let application = Application(
             router: router(state),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "catalog"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            },
             logger: Logger(label: "catalog"))
         let group = ServiceGroup(services: [application], logger: Logger(label: "catalog"))
         // A catalog that never starts fails the test instead of hanging it.
@@ -91,12 +94,16 @@ struct Upstream {
         let router = Router(context: BasicRequestContext.self)
         router.post("oauth/token") { request, _ -> Response in
             let expected = "Basic " + Data("gateway:s3cret".utf8).base64EncodedString()
-            guard request.headers[.authorization] == expected else { return json(#"{"error": "bad client"}"#, .unauthorized) }
+            guard request.headers[.authorization] == expected else {
+                return json(#"{"error": "bad client"}"#, .unauthorized)
+            }
             let token = await state.grant()
             return json(#"{"access_token": "\#(token)", "token_type": "Bearer", "expires_in": 3600}"#, .ok)
         }
         router.get("v1/products/:id") { request, context -> Response in
-            guard await state.accepts(request.headers[.authorization]) else { return json(#"{"error": "expired"}"#, .unauthorized) }
+            guard await state.accepts(request.headers[.authorization]) else {
+                return json(#"{"error": "expired"}"#, .unauthorized)
+            }
             let id = try context.parameters.require("id", as: Int.self)
             let tag = "\"p\(id)-v1\""
             await state.record(path: request.uri.path, conditional: request.headers[.ifNoneMatch] != nil)
@@ -110,10 +117,14 @@ struct Upstream {
             }
             return Response(
                 status: .ok, headers: headers,
-                body: .init(byteBuffer: ByteBuffer(string: #"{"id": \#(id), "name": "\#(name)", "price_cents": \#(id * 1000)}"#)))
+                body: .init(
+                    byteBuffer: ByteBuffer(string: #"{"id": \#(id), "name": "\#(name)", "price_cents": \#(id * 1000)}"#)
+                ))
         }
         router.get("v1/products") { request, _ -> Response in
-            guard await state.accepts(request.headers[.authorization]) else { return json(#"{"error": "expired"}"#, .unauthorized) }
+            guard await state.accepts(request.headers[.authorization]) else {
+                return json(#"{"error": "expired"}"#, .unauthorized)
+            }
             let text = request.uri.queryParameters.get("q")?.lowercased() ?? ""
             let items = products.sorted { $0.key < $1.key }.filter { $0.value.lowercased().contains(text) }
                 .map { #"{"id": \#($0.key), "name": "\#($0.value)", "price_cents": \#($0.key * 1000)}"# }
@@ -123,7 +134,9 @@ struct Upstream {
     }
 
     private static func json(_ text: String, _ status: HTTPResponse.Status) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }
 
