@@ -7,27 +7,27 @@ extension CacheEvent {
 
         private init(_ description: String) { self.description = description }
 
-        /// ``CacheEvent/hit(_:key:)``.
+        /// A stored response of `tier` answered a load.
         public static let hit = Name("hit")
-        /// ``CacheEvent/miss(key:)``.
+        /// No tier held the key.
         public static let miss = Name("miss")
-        /// ``CacheEvent/stored(_:key:bytes:)``.
+        /// A response was stored in `tier` (`bytes`).
         public static let stored = Name("stored")
-        /// ``CacheEvent/revalidated(key:notModified:)``.
+        /// A conditional request revalidated a stored response; `notModified` when the server said 304.
         public static let revalidated = Name("revalidated")
-        /// ``CacheEvent/servedAfterError(_:key:)``.
+        /// A stored response of `tier` answered because the network failed (offline fallback, `stale-if-error`).
         public static let servedAfterError = Name("servedAfterError")
-        /// ``CacheEvent/evicted(_:count:bytes:)``.
+        /// `tier` evicted `count` entries (`bytes`) to stay under its limits.
         public static let evicted = Name("evicted")
-        /// ``CacheEvent/invalidated(key:)``.
+        /// An entry was removed: an unsafe method succeeded on its URL, or it could not be decoded.
         public static let invalidated = Name("invalidated")
-        /// ``CacheEvent/storeFailed(_:reason:)``.
+        /// A store of `tier` failed (`reason`); the chain carried on as if it had missed.
         public static let storeFailed = Name("storeFailed")
-        /// ``CacheEvent/leaseTaken(key:)``.
+        /// This process took the fleet-wide lease for the key and fetches it for the fleet.
         public static let leaseTaken = Name("leaseTaken")
-        /// ``CacheEvent/leaseWaited(key:)``.
+        /// Another process held the fleet-wide lease, and the entry it stored answered.
         public static let leaseWaited = Name("leaseWaited")
-        /// ``CacheEvent/leaseWaitTimedOut(key:)``.
+        /// Another process held the lease and stored nothing in time, so this one fetched itself.
         public static let leaseWaitTimedOut = Name("leaseWaitTimedOut")
     }
 }

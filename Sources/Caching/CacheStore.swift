@@ -8,7 +8,7 @@ public import FoundationEssentials
 /// worth reporting (the tiered cache reports them as events and carries on without the store).
 public protocol CacheStore: Sendable {
     /// Which tier the store is: the tiers a policy names decide whether it is read and written,
-    /// and events, metrics and ``CacheEvent/storeFailed(_:reason:)`` name it. `.disk` unless
+    /// and events, metrics and `storeFailed(_:reason:)` name it. `.disk` unless
     /// the store says otherwise (a store the fleet shares says `.shared`).
     var tier: CacheTier { get }
     /// The entry stored for `key`, or nil.

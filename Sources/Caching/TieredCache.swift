@@ -6,7 +6,7 @@ public import FoundationEssentials
 ///
 /// Each store says which tier it is (``CacheStore/tier``). The memory tier is plain state
 /// inside this actor, so a memory hit costs one actor hop. A failing store never fails a load:
-/// its error becomes a ``CacheEvent/storeFailed(_:reason:)`` event naming its tier, and the
+/// its error becomes a `storeFailed(_:reason:)` event naming its tier, and the
 /// chain carries on as if that store had missed.
 public actor TieredCache {
     /// A stored response and where it was found.

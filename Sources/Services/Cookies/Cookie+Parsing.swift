@@ -14,7 +14,7 @@ extension CookieJar.Cookie {
     /// (RFC 6265, section 5.2 and the storage rules of 5.3).
     ///
     /// `nil` when the cookie must be ignored: no `name=`, an empty name, control characters,
-    /// more than ``maximumSize`` bytes, a `Domain` the host does not domain-match (or a
+    /// more than `maximumSize` bytes, a `Domain` the host does not domain-match (or a
     /// single-label or IP-address `Domain` other than the host itself: without the public
     /// suffix list, `Domain=com` is refused), `Secure` received over http, or a `__Secure-` /
     /// `__Host-` name whose rules it breaks. An invalid `Expires` or `Max-Age` attribute is

@@ -10,7 +10,7 @@ public import HTTPTypes
 /// own jar (``CookieJar/Partitioned``), or use one jar only where one user owns the coordinator
 /// (a command-line tool, an app).
 ///
-/// Limits (RFC 6265, section 6.1, as caps): ``Cookie/maximumSize`` bytes per `Set-Cookie`,
+/// Limits (RFC 6265, section 6.1, as caps): `maximumSize` bytes per `Set-Cookie`,
 /// ``Limits/perDomain`` cookies per domain and ``Limits/total`` in all; past them, expired
 /// cookies go first, then the least recently used. Bad input is ignored, never an error.
 /// Session cookies (no `Max-Age` or `Expires`) live until ``removeAll()`` or the jar's end.

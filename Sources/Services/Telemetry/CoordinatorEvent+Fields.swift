@@ -10,21 +10,21 @@ extension CoordinatorEvent.Kind {
 
         private init(_ description: String) { self.description = description }
 
-        /// ``CoordinatorEvent/Kind/started(method:url:)``.
+        /// A load started (`method`, `url`).
         public static let started = Name("started")
-        /// ``CoordinatorEvent/Kind/decorated(count:)``.
+        /// Its decorators ran (`decoratorCount`).
         public static let decorated = Name("decorated")
-        /// ``CoordinatorEvent/Kind/coalesced``.
+        /// It joined an identical load in flight instead of sending its own request.
         public static let coalesced = Name("coalesced")
-        /// ``CoordinatorEvent/Kind/retried(attempt:delay:reason:)``.
+        /// An attempt failed and another follows (`attempt`, `delay`, `reason`).
         public static let retried = Name("retried")
-        /// ``CoordinatorEvent/Kind/replayed``.
+        /// A decorator asked for the load to be sent once more (a refreshed token).
         public static let replayed = Name("replayed")
-        /// ``CoordinatorEvent/Kind/finished(status:metrics:duration:)``.
+        /// It ended with a response (`status`, `metrics`, `duration`).
         public static let finished = Name("finished")
-        /// ``CoordinatorEvent/Kind/failed(code:status:duration:)``.
+        /// It failed (`errorCode`, `status` when there was one, `duration`).
         public static let failed = Name("failed")
-        /// ``CoordinatorEvent/Kind/cache(_:)``.
+        /// The cache did something for it (`cacheEvent`).
         public static let cache = Name("cache")
     }
 
