@@ -10,7 +10,11 @@ let package = Package(
     // (`--disable-default-traits`) courier-bench builds Courier alone, in a few minutes in release:
     // enough for the instruction counts (scripts/instructions.sh), parse, cache and the soak.
     traits: [
-        .trait(name: "Peers", description: "async-http-client, URLSession, OpenAPI clients and the PostgreSQL fleet."),
+        .trait(
+            name: "Peers",
+            description:
+                "async-http-client, URLSession, OpenAPI clients, the Hummingbird gateway and the PostgreSQL fleet."
+        ),
         .default(enabledTraits: ["Peers"]),
     ],
     dependencies: [
@@ -19,6 +23,7 @@ let package = Package(
             name: "Courier", path: "..", traits: [.trait(name: "PostgreSQL", condition: .when(traits: ["Peers"]))]),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", exact: "1.5.0"),
     ],
@@ -39,6 +44,7 @@ let package = Package(
                 .product(name: "Courier", package: "Courier"),
                 .target(name: "BenchOpenAPIClient", condition: .when(traits: ["Peers"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Peers"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Peers"])),
                 .product(name: "CourierOpenAPI", package: "Courier", condition: .when(traits: ["Peers"])),
                 .product(name: "CourierPostgresCache", package: "Courier", condition: .when(traits: ["Peers"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Peers"])),

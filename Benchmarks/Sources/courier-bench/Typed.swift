@@ -37,12 +37,7 @@ struct TypedRecordsResource: Resource {
     let index: Int
 
     var endpoint: Endpoint { Endpoint(base, path: path, query: [URLQueryItem(name: "i", value: String(index))]) }
-    var jsonDecoder: any JSONBodyDecoder {
-        var decoder = CourierJSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }
+    var jsonDecoder: any JSONBodyDecoder { CourierJSONDecoder.records }
 }
 
 func typedEndToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
@@ -134,6 +129,16 @@ func runTypedChild(client: TypedClient, url: String, concurrency: Int, requests:
     }
     try await measureChild(
         requests: requests, warmup: min(max(concurrency * 2, 20), requests), work: work, cleanup: cleanup)
+}
+
+extension CourierJSONDecoder {
+    /// Courier's decoder set up for the payload: snake_case keys, ISO 8601 dates.
+    static var records: CourierJSONDecoder {
+        var decoder = CourierJSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
 }
 
 extension JSONDecoder {

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,typed,openapi,gateway,many,parse,cache,coalescing,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --interleaved URL ROUNDS BLOCK LABEL...   (c=1 variants alternated in one process)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
@@ -18,7 +18,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,typed,openapi,many,parse,cache,coalescing,fleet] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,typed,openapi,gateway,many,parse,cache,coalescing,fleet] [--output bench-results.json]
                courier-bench --interleaved URL ROUNDS BLOCK LABEL...
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
@@ -49,7 +49,9 @@ if arguments.contains("--help") || arguments.contains("-h") {
 }
 // A child of the benchmark (a measured client, the soak's fault server) ends with it, however it
 // ends; the benchmark itself undoes what it started when interrupted (Cleanup).
-let childModes: Set = ["--child", "--typed-child", "--openapi-child", "--fleet-child", "--fault-server"]
+let childModes: Set = [
+    "--child", "--typed-child", "--openapi-child", "--gateway-child", "--fleet-child", "--fault-server",
+]
 if arguments.contains(where: childModes.contains) { diesWithParent() } else { try Cleanup.takesSignals() }
 if let index = arguments.firstIndex(of: "--fault-server") {
     // Fault-server mode, for --soak: --fault-server SEED
@@ -97,6 +99,18 @@ if let index = arguments.firstIndex(of: "--typed-child") {
     exit(0)
 }
 
+#if Peers
+if let index = arguments.firstIndex(of: "--gateway-child") {
+    // Gateway-service mode: --gateway-child VARIANT PORT UPSTREAM_URL (serves until stopped)
+    let rest = Array(arguments[(index + 1)...])
+    guard rest.count == 3, let variant = GatewayVariant(flag: rest[0]), let port = Int(rest[1]) else {
+        FileHandle.standardError.write(Data("bad --gateway-child arguments: \(rest)\n".utf8))
+        exit(2)
+    }
+    try await runGatewayService(variant: variant, port: port, upstream: rest[2])
+    exit(0)
+}
+#endif
 if let index = arguments.firstIndex(of: "--fleet-child") {
     // Fleet-member mode: --fleet-child PORT BASE TAG ROUNDS collapse|plain START
     do {
@@ -161,7 +175,8 @@ print(
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
 let nginx =
-    ["e2e", "typed", "openapi", "many", "coalescing", "fleet"].contains(where: selected) || countsInstructions
+    ["e2e", "typed", "openapi", "gateway", "many", "coalescing", "fleet"].contains(where: selected)
+        || countsInstructions
     ? try Nginx.start() : nil
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
@@ -171,6 +186,7 @@ do {
     #if Peers
     if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("openapi") { try openAPIEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    if let nginx, selected("gateway") { try gateway(nginx: nginx, report: report, quick: quick, runs: runs) }
     #endif
     if let nginx, selected("many") { try manyLoads(nginx: nginx, report: report, quick: quick, runs: runs) }
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
