@@ -68,9 +68,8 @@ struct GeneratedClientTests {
 
     @Test("a failed transfer is a ClientError whose underlyingError is the ServiceError")
     func transportFailure() async throws {
-        let server = try await TestServer.start()
-        let url = try #require(URL(string: "\(server.baseURL)/openapi"))
-        await server.stop()  // nothing listens on the port any more
+        let refusing = try RefusingPort()  // bound, never listening: connections are refused
+        let url = try #require(URL(string: "\(refusing.baseURL)/openapi"))
         var configuration = RequestCoordinator.Configuration()
         configuration.retryPolicy = .none
         let curl = CurlTransport()
@@ -80,6 +79,7 @@ struct GeneratedClientTests {
         #expect(error?.code == .cannotConnect)
         await coordinator.shutdown()
         await curl.shutdown()
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("a request body over the limit fails with invalidRequest before anything is sent")

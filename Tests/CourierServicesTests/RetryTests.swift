@@ -101,9 +101,9 @@ struct RetryTests {
     @Test("a real refused connection is retried, then reported as cannotConnect")
     func refusedOverLoopback() async throws {
         let clock = RecordingClock()
-        let server = try await TestServer.start()
-        let base = server.baseURL
-        await server.stop()  // nothing listens on this port any more
+        let refusing = try RefusingPort()  // bound, never listening: connections are refused
+        let base = refusing.baseURL
+        defer { withExtendedLifetime(refusing) {} }
         let transport = CurlTransport()
         let coordinator = RequestCoordinator(transport: transport, configuration: configuration(clock: clock))
         let error = await serviceError {

@@ -70,9 +70,9 @@ import Testing
     }
 
     @Test func aClosedPortCannotConnect() async throws {
-        let server = try await TestServer.start()
-        let authority = server.authority
-        await server.stop()
+        let refusing = try RefusingPort()  // bound, never listening: connections are refused
+        let authority = refusing.authority
+        defer { withExtendedLifetime(refusing) {} }
         let transport = CurlTransport()
         let request = HTTPRequest(method: .get, scheme: "http", authority: authority, path: "/json")
         let error = await serviceError { _ = try await transport.send(request) }

@@ -40,3 +40,38 @@ public enum LocalPort {
         }
     }
 }
+
+/// A loopback port that refuses connections for as long as this value lives: a socket bound to
+/// it that never listens. Unlike a port whose server was stopped, no other test's server can be
+/// given it meanwhile (which made a "refused" test see `connectionClosed` from a stranger).
+public final class RefusingPort: Sendable {
+    public let port: Int
+    private let descriptor: Int32
+
+    public init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw LocalPortError("socket()") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw LocalPortError("bind(127.0.0.1:0)")
+        }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// `127.0.0.1:<port>`.
+    public var authority: String { "127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://\(authority)" }
+
+    deinit { close(descriptor) }
+}
