@@ -89,8 +89,10 @@ struct PostgresOutageTests {
             try await store.prepare()
             let key = CacheKey("GET http://api.example/slow")
             try await store.store(sampleResponse(), for: key)
+            // The lock holds until the test cancels it: a timed lock could run out on a busy
+            // machine before the retry below reaches the server (CI run of 689258d).
             let locker = try cluster.psqlInBackground(
-                "BEGIN; LOCK TABLE courier_cache_entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;")
+                "BEGIN; LOCK TABLE courier_cache_entries IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120); COMMIT;")
             let lockQuery = """
                 SELECT count(*) FROM pg_locks WHERE relation = 'courier_cache_entries'::regclass
                     AND mode = 'AccessExclusiveLock' AND granted
@@ -120,7 +122,13 @@ struct PostgresOutageTests {
             }
             #expect(retried?.code == .timedOut)
             #expect(ContinuousClock.now - paused >= .milliseconds(900))
-            #expect(await locker.exit() == 0)
+            let release = """
+                SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity
+                    WHERE query LIKE '%LOCK TABLE courier_cache_entries%' AND pid <> pg_backend_pid()
+                """
+            #expect(try await cluster.psql(release) == "1")
+            // The cancelled session ends with an error, its transaction rolled back.
+            _ = await locker.exit()
             // The lock is gone: the store answers again (retried: the machine may be busy).
             var entry: CachedResponse?
             let released = ContinuousClock.now
