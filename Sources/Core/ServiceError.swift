@@ -4,7 +4,7 @@ public import HTTPTypes
 ///
 /// Tell failures apart with ``code``; show people ``recoverySuggestion``. Cancellation is a
 /// `ServiceError` too, with code ``Code/cancelled`` and a `CancellationError` underneath.
-public struct ServiceError: Error, Sendable, CustomStringConvertible {
+public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What went wrong, as a stable, closed-for-matching but open-for-extension value.
     public var code: Code
     /// A short, human explanation of this occurrence (never credentials or bodies).
@@ -15,6 +15,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     public var bodyExcerpt: String?
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
+    /// The request as a `curl` command, secrets masked: set on the errors of loads, streams and
+    /// transfers, and shown by ``debugDescription``.
+    public var curlCommand: CurlCommand?
 
     /// Creates an error.
     public init(
@@ -49,6 +52,16 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
         var text = "ServiceError(\(code)): \(message)"
         if let status = response?.status { text += " [HTTP \(status.code)]" }
         return text
+    }
+
+    /// ``description``, the recovery suggestion, the body excerpt, the underlying error and the
+    /// request as a `curl` command: what a bug report needs (`String(reflecting: error)`).
+    public var debugDescription: String {
+        var lines = [description, "Suggestion: \(recoverySuggestion)"]
+        if let bodyExcerpt { lines.append("Body: \(bodyExcerpt)") }
+        if let underlying { lines.append("Underlying: \(String(reflecting: underlying))") }
+        if let curlCommand { lines.append("Request:\n\(curlCommand)") }
+        return lines.joined(separator: "\n")
     }
 
     /// The error for a cancelled task or transfer.

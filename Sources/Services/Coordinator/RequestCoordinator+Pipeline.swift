@@ -66,7 +66,10 @@ extension RequestCoordinator {
     /// Reports a load that failed with `error`, and returns it as a `ServiceError`.
     @inline(never)
     nonisolated func failed(_ plan: LoadPlan, error: any Error, telemetry: LoadTelemetry?) -> ServiceError {
-        let error = ServiceError.wrapping(error)
+        var error = ServiceError.wrapping(error)
+        if error.curlCommand == nil, plan.buildError == nil {
+            error.curlCommand = CurlCommand(plan.request, body: plan.body)
+        }
         let duration = ContinuousClock.now - plan.started
         let status = error.status?.code
         telemetry?.failed(error, status: status, duration: duration)
