@@ -25,6 +25,12 @@ public struct TransferMetrics: Sendable, Hashable {
     /// The HTTP version of the response (`CURLINFO_HTTP_VERSION`): "1.0", "1.1", "2" or "3".
     /// Over https, "2" when the server offered h2 by ALPN (``TransferOptions/httpVersion``).
     public var httpVersion = ""
+    /// The content codings the transport decoded, as the `Content-Encoding` value it removed
+    /// from the head ("gzip", "deflate, gzip"; `x-gzip` reads "gzip"): empty when the body
+    /// arrived as sent (identity, or ``TransferOptions/decompressesResponses`` off, which
+    /// leaves `Content-Encoding` in the head), and for a response from the cache, which stores
+    /// decoded bodies.
+    public var decodedContentEncoding = ""
     /// The local port of the connection, useful to see connection reuse: transfers
     /// multiplexed on one HTTP/2 connection share it.
     public var localPort = 0

@@ -23,6 +23,7 @@ extension CurlTransport {
                 response.body = try codings.decode(hop.body, limit: options.maximumBodySize)
                 response.head.headerFields[.contentEncoding] = nil
                 response.head.headerFields[.contentLength] = nil
+                response.metrics.decodedContentEncoding = codings.fieldValue
             }
         }
         return response

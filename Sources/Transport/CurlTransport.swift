@@ -139,6 +139,7 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         let streamed = try await streamResponse(request, body: body, options: options)
         var metrics = TransferMetrics()
         metrics.redirectCount = streamed.redirectCount
+        metrics.decodedContentEncoding = streamed.body.codings.fieldValue
         let channel = streamed.body.channel
         return StreamingTransportResponse(
             head: streamed.head, metrics: metrics, body: TransportBody(streamed.body, onCancel: { channel.close() }))

@@ -89,6 +89,25 @@ struct CachingTests {
         }
     }
 
+    @Test(
+        "a gzipped response: the network load reports what was decoded; the cache serves the decoded body and reports nothing"
+    )
+    func decodedEncodingIsReported() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "gz", query: ["cc": "max-age=600", "gzip": "1"],
+                cachePolicy: .http())
+            let network = try await resource.loadResponse(using: coordinator)
+            #expect(network.source == .network)
+            #expect(network.metrics.decodedContentEncoding == "gzip")
+            #expect(network.response.headerFields[.contentEncoding] == nil)
+            let cached = try await resource.loadResponse(using: coordinator)
+            #expect(cached.source == .memory)
+            #expect(cached.value == network.value)
+            #expect(cached.metrics.decodedContentEncoding == "")
+        }
+    }
+
     @Test("networkOnly stores nothing")
     func networkOnly() async throws {
         try await withCachingCoordinator { server, coordinator, _ in

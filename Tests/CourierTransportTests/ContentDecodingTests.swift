@@ -13,6 +13,17 @@ import Testing
             #expect(Array(response.body) == Payloads.text(count: size))
             #expect(response.head.headerFields[.contentEncoding] == nil)
             #expect(response.head.headerFields[.contentLength] == nil)
+            #expect(response.metrics.decodedContentEncoding == (route == "/gzip" ? "gzip" : "deflate"))
+        }
+    }
+
+    @Test func anIdentityBodyReportsNothingDecoded() async throws {
+        try await withLoopback { server, transport in
+            let sent = try await transport.send(server.request("/json"))
+            #expect(sent.metrics.decodedContentEncoding == "")
+            let streamed = try await transport.stream(server.request("/json"))
+            #expect(streamed.metrics.decodedContentEncoding == "")
+            _ = try await streamed.body.collect()
         }
     }
 
@@ -31,6 +42,7 @@ import Testing
             #expect(echo.header("accept-encoding") == nil)
             let raw = try await transport.send(server.request("/gzip?n=1000"), body: nil, options: options)
             #expect(raw.head.headerFields[.contentEncoding] == "gzip")
+            #expect(raw.metrics.decodedContentEncoding == "")
             #expect(Array(raw.body) == Compression.compress(Payloads.text(count: 1000), format: .gzip))
         }
     }
@@ -122,8 +134,12 @@ import Testing
             let response = try await transport.send(request)
             #expect(Array(response.body) == Payloads.text(count: size))
             #expect(response.head.headerFields[.contentEncoding] == nil)
-            let streamed = try await transport.stream(request).body.collect()
-            #expect(Array(streamed) == Payloads.text(count: size))
+            let applied = codings.split(separator: ",").joined(separator: ", ")
+            #expect(response.metrics.decodedContentEncoding == applied)
+            let streamed = try await transport.stream(request)
+            #expect(streamed.head.headerFields[.contentEncoding] == nil)
+            #expect(streamed.metrics.decodedContentEncoding == applied)
+            #expect(Array(try await streamed.body.collect()) == Payloads.text(count: size))
         }
     }
 

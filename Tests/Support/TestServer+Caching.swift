@@ -107,6 +107,9 @@ extension TestServer {
         {
             headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound)/\(body.count)"))
             out.send(206, "Partial Content", headers: headers, body: Array(body[part]))
+        } else if request.query("gzip") == "1" {
+            headers.append(("Content-Encoding", "gzip"))
+            out.send(200, headers: headers, body: Compression.compress(body, format: .gzip))
         } else {
             out.send(200, headers: headers, body: body)
         }

@@ -9,6 +9,15 @@ enum ContentEncoding: Sendable, Equatable {
 
     /// The `Accept-Encoding` value Courier sends.
     static let acceptHeader = "gzip, deflate"
+
+    /// The coding's name in `Content-Encoding` (`x-gzip` is read as `gzip`).
+    var name: String {
+        switch self {
+        case .identity: "identity"
+        case .gzip: "gzip"
+        case .deflate: "deflate"
+        }
+    }
 }
 
 /// The codings of a response body, in the order the server applied them (RFC 9110, 8.4:
@@ -52,6 +61,10 @@ struct ContentCodings: Sendable, Equatable {
     }
 
     var isIdentity: Bool { applied.isEmpty }
+
+    /// The codings as a `Content-Encoding` value, in the order applied ("deflate, gzip"); empty
+    /// for identity. What ``TransferMetrics/decodedContentEncoding`` reports.
+    var fieldValue: String { applied.map(\.name).joined(separator: ", ") }
 
     /// Decodes a whole body, one coding at a time, each result bounded by `limit`.
     /// Throws only ``ServiceError``.
