@@ -33,9 +33,9 @@ public struct CurlCommand: Sendable, CustomStringConvertible {
     /// The value that stands in for a secret.
     public static let redacted = "REDACTED"
 
-    /// The command for `request` and its `body`, with secrets masked.
-    /// - Parameter maskingAlso: more header field, query item, form field and JSON member names
-    ///   whose values are masked (compared without regard to case).
+    /// The command for `request` and its `body`, with secrets masked; `maskingAlso` names more
+    /// header fields, query items, form fields and JSON members whose values are masked
+    /// (compared without regard to case).
     public init(_ request: HTTPRequest, body: RequestBody? = nil, maskingAlso: [String] = []) {
         let masker = SecretMasker(extra: maskingAlso)
         var arguments: [String] = []

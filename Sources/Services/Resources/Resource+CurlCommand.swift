@@ -9,7 +9,7 @@ extension Resource {
     /// //   -H 'Accept: application/json'
     /// ```
     ///
-    /// A failed load's `ServiceError` carries the same command in ``ServiceError/curlCommand``.
+    /// A failed load's `ServiceError` carries the same command in its `curlCommand`.
     /// Throws what the load would: `invalidRequest` for a bad endpoint, `encodingFailed` for a
     /// body that cannot be encoded.
     public func curlCommand(using coordinator: RequestCoordinator = .current) throws(ServiceError) -> CurlCommand {
