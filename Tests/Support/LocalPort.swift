@@ -26,18 +26,23 @@ public enum LocalPort {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard descriptor >= 0 else { throw LocalPortError("socket()") }
             descriptors.append(descriptor)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            guard bound else { throw LocalPortError("bind(127.0.0.1:0)") }
-            return Int(UInt16(bigEndian: address.sin_port))
+            return try bindToFreePort(descriptor)
         }
+    }
+
+    /// Binds `descriptor` to 127.0.0.1 on a port the kernel picks, and returns the port.
+    static func bindToFreePort(_ descriptor: Int32) throws -> Int {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw LocalPortError("bind(127.0.0.1:0)") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
@@ -51,21 +56,13 @@ public final class RefusingPort: Sendable {
     public init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw LocalPortError("socket()") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else {
+        do {
+            port = try LocalPort.bindToFreePort(descriptor)
+        } catch {
             close(descriptor)
-            throw LocalPortError("bind(127.0.0.1:0)")
+            throw error
         }
         self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// `127.0.0.1:<port>`.

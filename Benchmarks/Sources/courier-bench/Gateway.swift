@@ -205,9 +205,9 @@ private func measureGateway(
     }
     let url = "http://127.0.0.1:\(port)"
     let common = ["-t1", "-c\(connections)", "--timeout", "10s", "-s", script]
-    _ = try runWrk(wrk, common + ["-d1s", url])
+    _ = try capture(wrk, common + ["-d1s", url])
     let cpuBefore = try processCPUSeconds(pid)
-    let output = try runWrk(wrk, common + ["-d\(seconds)s", "--latency", url])
+    let output = try capture(wrk, common + ["-d\(seconds)s", "--latency", url])
     let cpuAfter = try processCPUSeconds(pid)
     var run = try parseWrk(output, variant: variant)
     run.cpuSeconds = cpuAfter - cpuBefore
@@ -215,24 +215,6 @@ private func measureGateway(
         throw BenchError("\(variant.rawValue): \(run.errors) of \(run.requests) requests failed:\n\(output)")
     }
     return run
-}
-
-/// Runs wrk and returns what it printed; stopped with the benchmark if the benchmark is
-/// interrupted (wrk, not a child of ours, would not end with it).
-private func runWrk(_ wrk: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    let pipe = Pipe()
-    process.executableURL = URL(fileURLWithPath: wrk)
-    process.arguments = arguments
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let pid = process.processIdentifier
-    let running = Cleanup.register { kill(pid, SIGKILL) }
-    defer { Cleanup.done(running) }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
 }
 
 /// User and system CPU time of process `pid` so far (`/proc/PID/stat`, fields 14 and 15).

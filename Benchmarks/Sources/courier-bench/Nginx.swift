@@ -142,7 +142,8 @@ func run(_ path: String, _ arguments: [String]) throws {
     process.waitUntilExit()
 }
 
-/// Runs a command and returns what it printed (stdout and stderr).
+/// Runs a command and returns what it printed (stdout and stderr). The command is stopped with
+/// the benchmark if the benchmark is interrupted (a load generator would not end with it).
 func capture(_ path: String, _ arguments: [String]) throws -> String {
     let process = Process()
     let pipe = Pipe()
@@ -151,6 +152,9 @@ func capture(_ path: String, _ arguments: [String]) throws -> String {
     process.standardOutput = pipe
     process.standardError = pipe
     try process.run()
+    let pid = process.processIdentifier
+    let running = Cleanup.register { kill(pid, SIGKILL) }
+    defer { Cleanup.done(running) }
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
