@@ -215,6 +215,16 @@ public struct TLSOptions: Sendable, Hashable {
     public var pinnedPublicKeys: [String] = []
     /// A client certificate for mutual TLS.
     public var clientCertificate: ClientCertificate?
+    /// Whether the server must staple a valid OCSP response for its certificate (TLS
+    /// certificate status request): without one, or with a response that says "revoked", the
+    /// connection fails with `tlsFailed`. The server must send its certificate's issuer in its
+    /// chain. `false` by default.
+    public var requiresOCSPStapling = false
+    /// A PEM file of certificate revocation lists: a server certificate listed there as
+    /// revoked fails the connection with `tlsFailed`. With OpenSSL, only the server's own
+    /// certificate is checked, and the list must come from the authority that issued it. A
+    /// file that cannot be read fails every connection with `tlsFailed`. `nil` by default.
+    public var certificateRevocationListFile: String?
 
     /// Creates default TLS options.
     public init() {}

@@ -46,6 +46,27 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         /// the active processors, at least 1 and at most 4 (``defaultLoops``).
         public var loops = Configuration.defaultLoops
 
+        /// Names answered from here instead of from DNS (see ``AddressOverride``). Empty by
+        /// default. They never expire; a name without an override is looked up as usual.
+        public var addressOverrides: [AddressOverride] = []
+        /// Whether the addresses of a name are tried in a random order rather than as DNS (or
+        /// the override) lists them, to spread the connections of many processes over the
+        /// replicas behind one name. The order is drawn when an answer enters the DNS cache:
+        /// each lookup (cached for 60 s) and each override once per loop, so one transport's
+        /// connections within that time go to the same address first. `false` by default.
+        public var shufflesAddresses = false
+        /// Where connections leave from: a local address or a network interface. `nil` (the
+        /// system chooses) by default. A binding that fails (an address the machine does not
+        /// have) fails the transfer with `invalidRequest`.
+        public var localBinding: LocalBinding?
+        /// Connections older than this are not reused for a new request (an open transfer is
+        /// not interrupted), so a long-lived client moves to new replicas behind a load
+        /// balancer or DNS name. Counted in whole seconds, rounded up, and checked when a
+        /// connection is about to be reused: one is reused up to a second past its age. `nil`
+        /// (no limit) by default. libcurl has no limit on requests per connection; this age is
+        /// the way to recycle connections.
+        public var maximumConnectionAge: Duration?
+
         /// The default for ``loops``: half the active processors, at least 1, at most 4.
         ///
         /// Why half: a loop thread does about half the CPU work of a request (curl, the socket,
@@ -79,6 +100,7 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
                 connections: configuration.maximumConnections,
                 idleConnections: configuration.maximumIdleConnections,
                 idleHandles: 256),
+            connections: ConnectionSettings(configuration),
             threadName: configuration.threadName)
     }
 

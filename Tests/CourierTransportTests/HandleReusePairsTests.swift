@@ -159,7 +159,8 @@ import Testing
     /// certificate authority or verification turned off on nginx with the default trust, a pin
     /// of nginx's key on the other peer, a client certificate on the strict peer.
     static func secureProfiles(
-        nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate
+        nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate,
+        foreignRevocationList: String
     )
         -> [SecureProfile]
     {
@@ -177,6 +178,12 @@ import Testing
         trustingStrict.certificateAuthorityFile = strict.certificateFile
         var mutual = trustingStrict
         mutual.clientCertificate = client
+        // nginx staples nothing, and a revocation list must come from the server's own
+        // authority: both fail there, and either carried over would fail the next transfer.
+        var stapling = trustingNginx
+        stapling.requiresOCSPStapling = true
+        var foreignList = trustingNginx
+        foreignList.certificateRevocationListFile = foreignRevocationList
         return [
             SecureProfile(name: "nginx, trusting its authority", server: .nginx, tls: trustingNginx),
             SecureProfile(name: "nginx, with its key pinned", server: .nginx, tls: pinnedNginx),
@@ -184,6 +191,12 @@ import Testing
                 name: "nginx, offering a client certificate", server: .nginx, tls: nginxWithClientCertificate),
             SecureProfile(name: "nginx, without verification", server: .nginx, tls: unverified),
             SecureProfile(name: "nginx, with the default trust", server: .nginx, failures: [.tlsFailed]),
+            SecureProfile(
+                name: "nginx, requiring a stapled OCSP response", server: .nginx, tls: stapling,
+                failures: [.tlsFailed]),
+            SecureProfile(
+                name: "nginx, with another authority's revocation list", server: .nginx, tls: foreignList,
+                failures: [.tlsFailed]),
             SecureProfile(name: "the peer, trusting its certificate", server: .peer, tls: trustingPeer),
             SecureProfile(name: "the strict peer, with a client certificate", server: .strictPeer, tls: mutual),
             SecureProfile(
@@ -194,9 +207,9 @@ import Testing
 
     /// The same for TLS settings. Each first transfer runs twice, so that the second reuses
     /// nginx's connection and its handle goes on without a reset (one that opens a connection
-    /// is reset anyway); a certificate authority, a pin, verification turned off or a client
-    /// certificate carried into the next transfer would make one of its failures succeed, or
-    /// a success fail.
+    /// is reset anyway); a certificate authority, a pin, verification turned off, a client
+    /// certificate, required stapling or a revocation list carried into the next transfer would
+    /// make one of its failures succeed, or a success fail.
     @Test func noTLSSettingReachesTheNextTransferOnTheSameHandle() async throws {
         let nginx = try await NginxServer.start()
         let nginxPin = try TLSPeer.publicKeyPin(ofCertificate: nginx.directory + "/server.pem")
@@ -210,7 +223,10 @@ import Testing
         configuration.loops = 1
         let transport = CurlTransport(configuration: configuration)
         let client = ClientCertificate(certificateFile: certificate.certificate, privateKeyFile: certificate.key)
-        let profiles = Self.secureProfiles(nginx: nginx, nginxPin: nginxPin, peer: peer, strict: strict, client: client)
+        let revocation = try RevocationAuthority.make()
+        let profiles = Self.secureProfiles(
+            nginx: nginx, nginxPin: nginxPin, peer: peer, strict: strict, client: client,
+            foreignRevocationList: revocation.revocationList)
 
         func send(_ profile: SecureProfile, after previous: SecureProfile?) async {
             let context = previous.map { "\(profile) after \($0)" } ?? "\(profile)"

@@ -29,19 +29,34 @@ public final class TLSPeer: Sendable {
     /// Starts a peer. With `clientCertificateAuthority`, it demands a client certificate
     /// signed by (or equal to) that PEM file. The waiting (openssl) happens on a thread of its own, off the cooperative pool.
     public static func start(clientCertificateAuthority: String? = nil) async throws -> TLSPeer {
-        try await offCooperativePool { try startBlocking(clientCertificateAuthority: clientCertificateAuthority) }
+        try await offCooperativePool {
+            try startBlocking(clientCertificateAuthority: clientCertificateAuthority, identity: nil)
+        }
     }
 
-    private static func startBlocking(clientCertificateAuthority: String?) throws -> TLSPeer {
+    /// Starts a peer that presents `identity` (made by a ``RevocationAuthority``) with its
+    /// issuer in the chain, and staples `stapledResponse` (a DER OCSP response) when given.
+    public static func start(identity: ServerIdentity, stapledResponse: String? = nil) async throws -> TLSPeer {
+        try await offCooperativePool {
+            try startBlocking(clientCertificateAuthority: nil, identity: identity, stapledResponse: stapledResponse)
+        }
+    }
+
+    private static func startBlocking(
+        clientCertificateAuthority: String?, identity: ServerIdentity?, stapledResponse: String? = nil
+    ) throws -> TLSPeer {
         let directory = NSTemporaryDirectory() + "courier-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let (certificate, key) = try makeCertificate(in: directory, name: "server")
+        let (certificate, key) =
+            try identity.map { ($0.certificate, $0.key) } ?? makeCertificate(in: directory, name: "server")
         let pin = try publicKeyPin(ofCertificate: certificate)
 
         var arguments = [
             "openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-HTTP",
         ]
         if let clientCertificateAuthority { arguments += ["-Verify", "1", "-CAfile", clientCertificateAuthority] }
+        if let issuer = identity?.issuer { arguments += ["-cert_chain", issuer] }
+        if let stapledResponse { arguments += ["-status_file", stapledResponse] }
         // s_server -HTTP serves files from its working directory.
         let command = "cd '\(directory)' && exec " + arguments.map { "'\($0)'" }.joined(separator: " ")
         let output = OutputPipe()

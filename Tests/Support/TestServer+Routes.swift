@@ -5,7 +5,7 @@ import NIOHTTP1
 
 /// The routes. Each is small on purpose: one behaviour per path.
 ///
-/// Well-behaved: `/json`, `/bytes?n=`, `/text?n=`, `/gzip?n=`, `/deflate?n=`,
+/// Well-behaved: `/json`, `/peer`, `/bytes?n=`, `/text?n=`, `/gzip?n=`, `/deflate?n=`,
 /// `/deflate-raw?n=`, `/status/N`, `/redirect/N`, `/redirect-to?to=&status=`,
 /// `/redirect-loop`, `/echo`, `/stream?count=&size=&delayMs=`, `/slow-body?chunks=&delayMs=`,
 /// `/duplicate-same-length`.
@@ -26,6 +26,11 @@ extension TestServer {
         switch request.path {
         case "/json":
             out.send(200, headers: json, body: Payloads.smallJSON)
+        case "/peer":
+            // Both ends of the connection: `<server ip>:<port> <client ip>:<port>`.
+            let channel = out.context.channel
+            func text(_ address: SocketAddress?) -> String { "\(address?.ipAddress ?? "?"):\(address?.port ?? 0)" }
+            out.send(200, body: Array("\(text(channel.localAddress)) \(text(channel.remoteAddress))".utf8))
         case "/bytes":
             sendPattern(count: request.intQuery("n", default: 1024), out)
         case "/text":

@@ -59,8 +59,11 @@ public final class TestServer: Sendable {
         _ = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
     }()
 
-    /// Starts a server on 127.0.0.1 and an ephemeral port, or on a Unix-domain socket.
-    public static func start(unixSocketPath: String? = nil, threads: Int = 1) async throws -> TestServer {
+    /// Starts a server on 127.0.0.1 (or `host`) and an ephemeral port (or `port`), or on a
+    /// Unix-domain socket.
+    public static func start(
+        unixSocketPath: String? = nil, threads: Int = 1, host: String = "127.0.0.1", port: Int = 0
+    ) async throws -> TestServer {
         _ = handlerMetadata
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let box = ServerBox()
@@ -80,7 +83,7 @@ public final class TestServer: Sendable {
             channel = try await bootstrap.bind(unixDomainSocketPath: unixSocketPath, cleanupExistingSocketFile: true)
                 .get()
         } else {
-            channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+            channel = try await bootstrap.bind(host: host, port: port).get()
         }
         let server = TestServer(group: group, channel: channel, port: channel.localAddress?.port ?? 0)
         box.server = server

@@ -90,21 +90,28 @@ extension CurlEventLoop {
         }
         let footprint = transfer.footprint
         var handle: IdleHandle
+        var prepared = CURLE_OK
         if let idle = idleHandles.value.popLast() {
             handle = idle
             // Options the last transfer set and this one will not set again go back to curl's
             // defaults; every other option is overwritten by `attach`.
             if !footprint.isSuperset(of: handle.footprint) || handle.uses >= Self.usesBetweenResets {
                 curl_easy_reset(handle.easy)
-                setSocketCallbacks(handle.easy)
+                prepared = prepare(handle.easy)
                 handle.uses = 0
             }
         } else if let easy = curl_easy_init() {
-            setSocketCallbacks(easy)
+            prepared = prepare(easy)
             handle = IdleHandle(
                 easy: easy, errors: .allocate(capacity: Int(courier_error_size)), footprint: [])
         } else {
             refuse(transfer, ServiceError(.networkFailed, "curl could not allocate a transfer."))
+            return
+        }
+        guard prepared == CURLE_OK else {
+            handle.footprint = .unknown
+            recycle(handle)
+            refuse(transfer, connections.error(for: prepared))
             return
         }
         handle.footprint = footprint
@@ -136,11 +143,13 @@ extension CurlEventLoop {
         running.value[ObjectIdentifier(transfer)] = transfer
     }
 
-    /// Has curl open and close the handle's sockets through the loop's ``SocketRegistry``. Set
-    /// once per handle (and again after `curl_easy_reset`): they are the same for every transfer.
-    private func setSocketCallbacks(_ easy: UnsafeMutableRawPointer) {
+    /// Sets what is the same for every transfer, once per handle (and again after
+    /// `curl_easy_reset`): curl opens and closes the handle's sockets through the loop's
+    /// ``SocketRegistry``, and the transport's ``ConnectionSettings``.
+    private func prepare(_ easy: UnsafeMutableRawPointer) -> CURLcode {
         _ = courier_easy_setopt_socket_callbacks(
             easy, socketOpenCallback, socketCloseCallback, Unmanaged.passUnretained(self).toOpaque())
+        return connections.apply(to: easy)
     }
 
     /// Fails a transfer that never ran.

@@ -68,6 +68,8 @@ final class CurlEventLoop: @unchecked Sendable {
     let multi: UnsafeMutableRawPointer
     let inbox = LockedValue(Inbox())
     let limits: Limits
+    /// Options every handle of the transport carries (see ``ConnectionSettings``).
+    let connections: ConnectionSettings
     let threadName: String
     /// Transfers handed to this loop and not yet finished (queued, running or streaming): what
     /// the group balances on.
@@ -92,12 +94,13 @@ final class CurlEventLoop: @unchecked Sendable {
     /// True while the loop thread runs task jobs, false while it does curl work.
     let runsJobs = LoopBound(false)
 
-    init(index: Int, limits: Limits, threadName: String) {
+    init(index: Int, limits: Limits, connections: ConnectionSettings = .init(), threadName: String) {
         CurlLibrary.initializeOnce()
         guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
         self.index = index
         self.multi = multi
         self.limits = limits
+        self.connections = connections
         self.threadName = threadName
         admission = LoopBound(AdmissionQueue(limits: limits))
         _ = courier_multi_setopt_long(multi, CURLMOPT_PIPELINING, courier_pipe_multiplex)

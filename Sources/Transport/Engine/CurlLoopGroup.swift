@@ -20,11 +20,11 @@ final class CurlLoopGroup: TaskExecutor {
 
     /// Starts `count` loops (fewer when the limits allow fewer connections than that), each
     /// with its share of `limits`.
-    init(count: Int, limits: CurlEventLoop.Limits, threadName: String) {
+    init(count: Int, limits: CurlEventLoop.Limits, connections: ConnectionSettings = .init(), threadName: String) {
         let count = Self.loopCount(requested: count, limits: limits)
         loops = (0..<count).map { index in
             CurlEventLoop(
-                index: index, limits: limits.share(index, of: count),
+                index: index, limits: limits.share(index, of: count), connections: connections,
                 threadName: Self.threadName(threadName, index: index, of: count))
         }
         let executor = asUnownedTaskExecutor()

@@ -28,6 +28,8 @@ struct OptionFootprint: OptionSet, Sendable {
     static let noProxy = OptionFootprint(rawValue: 1 << 12)
     static let unixSocket = OptionFootprint(rawValue: 1 << 13)
     static let progress = OptionFootprint(rawValue: 1 << 15)
+    static let certificateStatus = OptionFootprint(rawValue: 1 << 16)
+    static let revocationList = OptionFootprint(rawValue: 1 << 17)
     /// A handle in an unknown state: the next transfer resets it, whatever it sets.
     static let unknown = OptionFootprint(rawValue: .max)
 }
@@ -52,6 +54,8 @@ extension Transfer {
         if request.url.hasPrefix("https:") { footprint.insert(.pipeWait) }
         let tls = options.tls
         if tls.certificateAuthorityFile != nil { footprint.insert(.caFile) }
+        if tls.requiresOCSPStapling { footprint.insert(.certificateStatus) }
+        if tls.certificateRevocationListFile != nil { footprint.insert(.revocationList) }
         if !tls.pinnedPublicKeys.isEmpty { footprint.insert(.pinnedKeys) }
         if let client = tls.clientCertificate {
             footprint.insert(.clientCertificate)
@@ -162,6 +166,12 @@ extension Transfer {
         check(courier_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, tls.verifiesPeer ? 2 : 0))
         if let caFile = tls.certificateAuthorityFile {
             check(courier_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), .caFile)
+        }
+        if tls.requiresOCSPStapling {
+            check(courier_easy_setopt_long(handle, CURLOPT_SSL_VERIFYSTATUS, 1), .certificateStatus)
+        }
+        if let revocationList = tls.certificateRevocationListFile {
+            check(courier_easy_setopt_string(handle, CURLOPT_CRLFILE, revocationList), .revocationList)
         }
         if !tls.pinnedPublicKeys.isEmpty {
             check(
