@@ -74,6 +74,17 @@ let package = Package(
             path: "Sources/CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The brotli and zstd content codings' decoders (the test server's brotli encoder below).
+        .systemLibrary(
+            name: "CBrotli",
+            path: "Sources/CBrotli",
+            providers: [.apt(["libbrotli-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            path: "Sources/CZstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         // What every layer shares, with no curl and no zlib: errors, the transport seam, bodies,
         // options, metrics. A cache store or a test double needs nothing more.
         .target(
@@ -91,6 +102,8 @@ let package = Package(
                 "CourierCore",
                 "CCurl",
                 "CZlib",
+                "CBrotli",
+                "CZstd",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -179,13 +192,18 @@ let package = Package(
         .target(
             name: "CourierTestServer",
             dependencies: [
-                "CZlib", "CourierCore", "CourierCaching",
+                "CZlib", "CZstd", "CBrotliEncoder", "CourierCore", "CourierCaching",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/Support",
             swiftSettings: swiftSettings
+        ),
+        .systemLibrary(
+            name: "CBrotliEncoder",
+            path: "Tests/CBrotliEncoder",
+            providers: [.apt(["libbrotli-dev"])]
         ),
         .executableTarget(
             name: "courier-demo",

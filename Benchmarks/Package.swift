@@ -29,7 +29,11 @@ let package = Package(
     ],
     targets: [
         .target(
-            name: "CRawCurl", path: "Sources/CRawCurl", linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("z")]),
+            name: "CRawCurl", path: "Sources/CRawCurl",
+            linkerSettings: [
+                .linkedLibrary("curl"), .linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("brotlienc"),
+                .linkedLibrary("zstd"),
+            ]),
         // The generated client of the `openapi` row (committed; scripts/generate-openapi-client.sh).
         .target(
             name: "BenchOpenAPIClient",

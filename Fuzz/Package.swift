@@ -11,10 +11,10 @@ import PackageDescription
 // for libFuzzer's `main`. 5.4 also still names a path dependency ("Courier"), whatever folder
 // the repository was cloned into.
 
-func fuzzTarget(_ name: String, _ products: [String]) -> Target {
+func fuzzTarget(_ name: String, _ products: [String], extra: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["FuzzSupport"] + products.map { .product(name: $0, package: "Courier") },
+        dependencies: ["FuzzSupport"] + extra + products.map { .product(name: $0, package: "Courier") },
         path: "Sources/\(name)"
     )
 }
@@ -24,9 +24,16 @@ let package = Package(
     dependencies: [.package(name: "Courier", path: "..")],
     targets: [
         .target(name: "FuzzSupport", path: "Sources/FuzzSupport"),
+        .target(
+            name: "FuzzDecoding",
+            dependencies: ["FuzzSupport", .product(name: "CourierTransport", package: "Courier")],
+            path: "Sources/FuzzDecoding"
+        ),
         fuzzTarget("FuzzJSON", ["CourierJSON"]),
         fuzzTarget("FuzzHead", ["CourierTransport"]),
-        fuzzTarget("FuzzInflate", ["CourierTransport"]),
+        fuzzTarget("FuzzInflate", ["CourierTransport"], extra: ["FuzzDecoding"]),
+        fuzzTarget("FuzzBrotli", ["CourierTransport"], extra: ["FuzzDecoding"]),
+        fuzzTarget("FuzzZstd", ["CourierTransport"], extra: ["FuzzDecoding"]),
         fuzzTarget("FuzzDate", ["CourierCaching"]),
         fuzzTarget("FuzzCache", ["CourierCaching", "CourierTransport"]),
         fuzzTarget("FuzzFixture", ["CourierTesting", "CourierTransport"]),

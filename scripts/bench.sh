@@ -5,7 +5,7 @@
 # Pass --quick for a run under a minute, --filter e2e,typed,openapi,gateway,many,parse,cache,coalescing,fleet to pick scenarios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev nginx gzip postgresql wrk
+bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev nginx gzip postgresql wrk
 cd Benchmarks
 swift build -c release --product courier-bench
 .build/release/courier-bench "$@"

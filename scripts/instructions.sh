@@ -24,7 +24,7 @@ for argument in "$@"; do
     if [ "$argument" = "--gate" ]; then gate=1; else arguments+=("$argument"); fi
 done
 output="${OUTPUT:-$PWD/Benchmarks/instructions.json}"
-bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev nginx gzip valgrind
+bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev nginx gzip valgrind
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/sigsuspend.c" <<'C'

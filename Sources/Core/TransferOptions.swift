@@ -107,8 +107,9 @@ public struct TransferOptions: Sendable {
         get { storage.values.maximumHeaderSize }
         set { update { $0.maximumHeaderSize = newValue } }
     }
-    /// Whether Courier asks for and inflates gzip and deflate bodies. `true` by default.
-    /// When `false`, no `Accept-Encoding` is added and bodies are delivered as received.
+    /// Whether Courier asks for and decodes gzip, deflate, brotli (`br`) and zstd bodies.
+    /// `true` by default. When `false`, no `Accept-Encoding` is added and bodies are delivered
+    /// as received.
     public var decompressesResponses: Bool {
         get { storage.values.decompressesResponses }
         set { update { $0.decompressesResponses = newValue } }

@@ -8,8 +8,8 @@ import NIOHTTP1
 /// Stalls: `/stall-before-head` (nothing at all), `/stall-after-head` (a head promising a body,
 /// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
 /// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
-/// `/stacked?codings=gzip,gzip&n=` (applied in the order listed, as `Content-Encoding` lists
-/// them). Redirects: `/redirect-file`. Sizes: `/announce?length=&status=` answers a head with
+/// `/stacked?codings=gzip,br,zstd&n=` (applied in the order listed, as `Content-Encoding` lists
+/// them), `/coded-fault?coding=&fault=`. Redirects: `/redirect-file`. Sizes: `/announce?length=&status=` answers a head with
 /// `Content-Length: length` (and, but for HEAD, 1xx, 204 and 304, 16 bytes of it, then closes).
 extension TestServer {
     func faultRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
@@ -38,10 +38,32 @@ extension TestServer {
                 switch coding {
                 case "gzip", "x-gzip": body = Compression.compress(body, format: .gzip)
                 case "deflate": body = Compression.compress(body, format: .zlib)
+                case "br": body = Compression.compress(body, format: .brotli)
+                case "zstd": body = Compression.compress(body, format: .zstd)
                 default: break
                 }
             }
             out.send(200, headers: [("Content-Encoding", codings.joined(separator: ", "))], body: body)
+        case "/coded-fault":
+            // `coding` (gzip, br, zstd) gone wrong as `fault` says: corrupt, truncated, trailing
+            // (garbage after the stream), bomb (`mb` MiB of zeros), wide-window (zstd only: a
+            // frame that needs a 16 MiB window).
+            let coding = request.query("coding") ?? "gzip"
+            let format: Compression.Format = coding == "br" ? .brotli : coding == "zstd" ? .zstd : .gzip
+            let text = Payloads.text(count: 64 << 10)
+            var body: [UInt8]
+            switch request.query("fault") ?? "corrupt" {
+            case "truncated": body = Array(Compression.compress(text, format: format).dropLast(24))
+            case "trailing": body = Compression.compress(text, format: format) + Array("garbage".utf8)
+            case "bomb":
+                body = Compression.compress(
+                    [UInt8](repeating: 0, count: request.intQuery("mb", default: 16) << 20), format: format)
+            case "wide-window": body = Compression.zstd(Payloads.text(count: 12 << 20), windowLog: 24)
+            default:
+                body = Compression.compress(text, format: format)
+                for index in 8..<min(body.count, 40) { body[index] ^= 0x5A }
+            }
+            out.send(200, headers: [("Content-Encoding", coding)], body: body)
         case "/many-headers":
             let lines = (0..<request.intQuery("n", default: 70_000)).map { "a\($0 % 10): b\r\n" }.joined()
             out.raw("HTTP/1.1 200 OK\r\n\(lines)Content-Length: 2\r\n\r\nok")

@@ -58,7 +58,7 @@ extension TestServer {
             }
             out.send(200, headers: [("Content-Encoding", "gzip")], body: body)
         case "/unknown-encoding":
-            out.send(200, headers: [("Content-Encoding", "br")], body: Array("not really brotli".utf8))
+            out.send(200, headers: [("Content-Encoding", "compress")], body: Array("not really compressed".utf8))
         case "/status":
             out.send(404, "Not Found")
         case let path where path.hasPrefix("/status/"):

@@ -86,3 +86,30 @@ int64_t raw_inflate_gzip(const void *input, int64_t input_length, void *output, 
     inflateEnd(&stream);
     return status == Z_STREAM_END ? produced : -1;
 }
+
+#include <brotli/decode.h>
+#include <brotli/encode.h>
+#include <zstd.h>
+
+int64_t raw_decompress_brotli(const void *input, int64_t input_length, void *output, int64_t capacity) {
+    size_t size = (size_t)capacity;
+    BrotliDecoderResult result = BrotliDecoderDecompress((size_t)input_length, input, &size, output);
+    return result == BROTLI_DECODER_RESULT_SUCCESS ? (int64_t)size : -1;
+}
+
+int64_t raw_compress_brotli(const void *input, int64_t input_length, void *output, int64_t capacity) {
+    size_t size = (size_t)capacity;
+    int ok = BrotliEncoderCompress(
+        BROTLI_DEFAULT_QUALITY, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_TEXT, (size_t)input_length, input, &size, output);
+    return ok ? (int64_t)size : -1;
+}
+
+int64_t raw_decompress_zstd(const void *input, int64_t input_length, void *output, int64_t capacity) {
+    size_t size = ZSTD_decompress(output, (size_t)capacity, input, (size_t)input_length);
+    return ZSTD_isError(size) ? -1 : (int64_t)size;
+}
+
+int64_t raw_compress_zstd(const void *input, int64_t input_length, void *output, int64_t capacity) {
+    size_t size = ZSTD_compress(output, (size_t)capacity, input, (size_t)input_length, 3);
+    return ZSTD_isError(size) ? -1 : (int64_t)size;
+}

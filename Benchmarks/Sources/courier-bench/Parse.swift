@@ -22,8 +22,8 @@ struct PlainRecordsResource: Resource {
 }
 
 /// MB/s decoding the medium payload into models, Courier's path (`CourierJSONDecoder`, the
-/// default of `Resource`) against Foundation's `JSONDecoder` on the same bytes; and gzip inflation, Courier's streaming decoder against
-/// one-shot zlib.
+/// default of `Resource`) against Foundation's `JSONDecoder` on the same bytes; and content
+/// decoding (gzip, brotli, zstd), Courier's streaming decoders against each library's one-shot call.
 func parse(report: Report, quick: Bool, runs: Int) throws {
     report.section("Parse: MB/s on the \(Payloads.medium.count / 1000) KB payload (median of \(runs))")
     let body = Payloads.medium
@@ -68,43 +68,85 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
     report.add(
         "parse dates+snake", "Courier decode path", unit: "MB/s", samples: datedCourier, reference: datedReference)
 
-    // Inflate: 16 KiB pieces, as a transfer delivers them, against one call over the whole buffer.
-    progress("inflate")
-    let compressed = try gzipped(body)
-    let inflateIterations = quick ? 200 : 2_000
-    let inflatedMB = Double(body.count * inflateIterations) / 1e6
+    // Decode: 16 KiB pieces, as a transfer delivers them, against each library's one call over
+    // the whole buffer (zlib, libbrotlidec, libzstd).
+    progress("decode")
+    let decodeIterations = quick ? 200 : 2_000
+    let gzip = try gzipped(body)
+    let codings:
+        [(row: String, library: String, format: StreamingDecoder.Format, compressed: Data, oneShot: RawCodec)] =
+            [
+                ("inflate gzip", "zlib one-shot (C)", .gzip, gzip, raw_inflate_gzip),
+                (
+                    "decode br", "libbrotlidec one-shot (C)", .brotli, try rawCompressed(body, raw_compress_brotli),
+                    raw_decompress_brotli
+                ),
+                (
+                    "decode zstd", "libzstd one-shot (C)", .zstd, try rawCompressed(body, raw_compress_zstd),
+                    raw_decompress_zstd
+                ),
+            ]
+    for coding in codings {
+        let (oneShot, streaming) = try measureDecoding(
+            body: body, compressed: coding.compressed, format: coding.format, oneShot: coding.oneShot,
+            iterations: decodeIterations, runs: runs)
+        let library = report.add(coding.row, coding.library, unit: "MB/s", samples: oneShot)
+        report.add(coding.row, "Courier StreamingDecoder", unit: "MB/s", samples: streaming, reference: library)
+    }
+}
+
+/// A C one-shot codec: input, its length, output, its capacity; the bytes produced or -1.
+typealias RawCodec = @convention(c) (UnsafeRawPointer?, Int64, UnsafeMutableRawPointer?, Int64) -> Int64
+
+/// `data` compressed by a C one-shot compressor.
+func rawCompressed(_ data: Data, _ compress: RawCodec) throws -> Data {
+    var output = [UInt8](repeating: 0, count: data.count + data.count / 2 + 1024)
+    let produced = data.withUnsafeBytes { input in
+        output.withUnsafeMutableBytes {
+            compress(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
+        }
+    }
+    guard produced > 0 else { throw BenchError("compressing the decode payload failed") }
+    return Data(output[..<Int(produced)])
+}
+
+/// MB/s of decoding `compressed` back into `body`: the library's one call over the whole
+/// buffer, and Courier's streaming decoder fed 16 KiB pieces; `runs` samples of each.
+func measureDecoding(
+    body: Data, compressed: Data, format: StreamingDecoder.Format, oneShot: RawCodec, iterations: Int, runs: Int
+) throws -> (oneShot: [Double], streaming: [Double]) {
+    let megabytes = Double(body.count * iterations) / 1e6
     var output = [UInt8](repeating: 0, count: body.count + 1024)
-    let oneShot: [Double] = (0..<runs).map { _ in
+    let whole: [Double] = (0..<runs).map { _ in
         let start = ContinuousClock.now
-        for _ in 0..<inflateIterations {
+        for _ in 0..<iterations {
             let produced = compressed.withUnsafeBytes { input in
                 output.withUnsafeMutableBytes {
-                    raw_inflate_gzip(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
+                    oneShot(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
                 }
             }
             precondition(produced == body.count)
         }
-        return inflatedMB / (ContinuousClock.now - start).seconds
+        return megabytes / (ContinuousClock.now - start).seconds
     }
     let streaming: [Double] = try (0..<runs).map { _ in
         let start = ContinuousClock.now
-        for _ in 0..<inflateIterations {
-            let inflater = StreamingInflater(format: .gzip)
+        for _ in 0..<iterations {
+            let decoder = StreamingDecoder(format: format)
             var result = Data()
             result.reserveCapacity(body.count)
             var offset = 0
             while offset < compressed.count {
                 let end = min(offset + 16_384, compressed.count)
-                try inflater.inflate(compressed.subdata(in: offset..<end), into: &result)
+                try decoder.decode(compressed.subdata(in: offset..<end), into: &result)
                 offset = end
             }
-            try inflater.finish()
+            try decoder.finish()
             precondition(result.count == body.count)
         }
-        return inflatedMB / (ContinuousClock.now - start).seconds
+        return megabytes / (ContinuousClock.now - start).seconds
     }
-    let zlib = report.add("inflate gzip", "zlib one-shot (C)", unit: "MB/s", samples: oneShot)
-    report.add("inflate gzip", "Courier StreamingInflater", unit: "MB/s", samples: streaming, reference: zlib)
+    return (whole, streaming)
 }
 
 /// `data` compressed by the gzip command (as nginx's `.gz` files are).

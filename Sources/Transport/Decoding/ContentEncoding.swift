@@ -6,9 +6,12 @@ enum ContentEncoding: Sendable, Equatable {
     case identity
     case gzip
     case deflate
+    /// Brotli, `br` on the wire.
+    case brotli
+    case zstd
 
     /// The `Accept-Encoding` value Courier sends.
-    static let acceptHeader = "gzip, deflate"
+    static let acceptHeader = "gzip, deflate, br, zstd"
 
     /// The coding's name in `Content-Encoding` (`x-gzip` is read as `gzip`).
     var name: String {
@@ -16,6 +19,8 @@ enum ContentEncoding: Sendable, Equatable {
         case .identity: "identity"
         case .gzip: "gzip"
         case .deflate: "deflate"
+        case .brotli: "br"
+        case .zstd: "zstd"
         }
     }
 }
@@ -34,7 +39,7 @@ struct ContentCodings: Sendable, Equatable {
 
     private init(applied: [ContentEncoding]) { self.applied = applied }
 
-    /// Reads `Content-Encoding`; a coding other than gzip and deflate, or more than
+    /// Reads `Content-Encoding`; a coding other than gzip, deflate, br and zstd, or more than
     /// ``maximumCount`` of them, is `unsupportedEncoding`.
     init(headers: HTTPFields) throws(ServiceError) {
         var applied: [ContentEncoding] = []
@@ -45,6 +50,8 @@ struct ContentCodings: Sendable, Equatable {
                 case "", "identity": continue
                 case "gzip", "x-gzip": applied.append(.gzip)
                 case "deflate": applied.append(.deflate)
+                case "br": applied.append(.brotli)
+                case "zstd": applied.append(.zstd)
                 default:
                     throw ServiceError(
                         .unsupportedEncoding,
@@ -71,24 +78,24 @@ struct ContentCodings: Sendable, Equatable {
     func decode(_ body: Data, limit: Int?) throws -> Data {
         var decoded = body
         for encoding in applied.reversed() {
-            let inflater = Inflater(encoding: encoding)
-            decoded = try decoded.withUnsafeBytes { bytes in try inflater.inflateAll(bytes, limit: limit) }
+            let decoder = encoding.makeDecoder()
+            decoded = try decoded.withUnsafeBytes { bytes in try decoder.decodeAll(bytes, limit: limit) }
         }
         return decoded
     }
 
     /// A decoder for a body that arrives in chunks, or `nil` for identity.
     func makeDecoder() -> ChunkDecoder? {
-        isIdentity ? nil : ChunkDecoder(inflaters: applied.reversed().map { Inflater(encoding: $0) })
+        isIdentity ? nil : ChunkDecoder(layers: applied.reversed().map { $0.makeDecoder() })
     }
 }
 
-/// Undoes a stack of codings chunk by chunk: each inflater's output feeds the next one.
+/// Undoes a stack of codings chunk by chunk: each layer's output feeds the next one.
 /// Not `Sendable`: used by one task at a time.
 final class ChunkDecoder {
-    private let inflaters: [Inflater]
+    private let layers: [any ContentDecoder]
 
-    init(inflaters: [Inflater]) { self.inflaters = inflaters }
+    init(layers: [any ContentDecoder]) { self.layers = layers }
 
     /// Decodes `input`, handing each decoded piece to `output`. Every layer's output counts
     /// against `limit`, so a bomb inside a stack is caught at the layer that expands it.
@@ -100,15 +107,15 @@ final class ChunkDecoder {
 
     /// Confirms that every layer's stream reached its end.
     func finish() throws(ServiceError) {
-        for inflater in inflaters { try inflater.finish() }
+        for layer in layers { try layer.finish() }
     }
 
     private func feed(
         _ input: UnsafeRawBufferPointer, layer: Int, limit: Int?,
         output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
     ) throws(ServiceError) {
-        guard layer < inflaters.count else { return try output(input) }
-        try inflaters[layer].inflate(input, limit: limit) { (piece) throws(ServiceError) in
+        guard layer < layers.count else { return try output(input) }
+        try layers[layer].decode(input, limit: limit) { (piece) throws(ServiceError) in
             try feed(piece, layer: layer + 1, limit: limit, output: output)
         }
     }

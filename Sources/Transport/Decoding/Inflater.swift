@@ -6,7 +6,7 @@ internal import FoundationEssentials
 /// Feed it input in one piece (``inflateAll(_:limit:)``) or chunk by chunk
 /// (``inflate(_:limit:output:)`` then ``finish()``). A stream that stops before zlib
 /// reports its end is `decompressionFailed`, never a short body.
-final class Inflater {
+final class Inflater: ContentDecoder {
     // zlib keeps a pointer back to the z_stream, so it must not move: it lives on the heap.
     private let stream: UnsafeMutablePointer<z_stream>
     private let encoding: ContentEncoding
@@ -18,7 +18,7 @@ final class Inflater {
     private var heldByte: UInt8?
 
     init(encoding: ContentEncoding) {
-        precondition(encoding != .identity, "identity needs no inflater")
+        precondition(encoding == .gzip || encoding == .deflate, "an inflater decodes gzip and deflate only")
         self.encoding = encoding
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
@@ -44,7 +44,7 @@ final class Inflater {
             } else {
                 windowBits = -15
             }
-        case .identity: windowBits = 15
+        case .identity, .brotli, .zstd: preconditionFailure("an inflater decodes gzip and deflate only")
         }
         let status = inflateInit2_(stream, windowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
@@ -75,7 +75,7 @@ final class Inflater {
         }
         if !initialized { try start(firstBytes: input) }
         sawInput = true
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        let scratch = DecodedOutput.scratch()
         defer { scratch.deallocate() }
         try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
             if filled > 0 { try output(UnsafeRawBufferPointer(rebasing: scratch[..<filled])) }
@@ -88,48 +88,35 @@ final class Inflater {
         guard input.count > 0 else { return Data() }
         try start(firstBytes: input)
         sawInput = true
-        let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
-        var (buffer, capacity) = LargeBuffer.allocate(min(max(input.count * 4, 16 << 10), ceiling))
-        var used = 0
-        do {
-            try run(input, limit: limit) { (filled: Int) throws(ServiceError) in
-                used += filled
-                if used == capacity {
-                    (buffer, capacity) = LargeBuffer.grow(
-                        buffer, capacity: capacity, used: used, to: min(capacity * 2, ceiling))
-                }
-                return UnsafeMutableRawBufferPointer(start: buffer + used, count: capacity - used)
-            }
-            try finish()
-        } catch {
-            LargeBuffer.deallocate(buffer, capacity: capacity)
-            throw error
+        let data = try DecodedOutput.collect(inputCount: input.count, limit: limit) {
+            (nextSpace) throws(ServiceError) in
+            try run(input, limit: limit, nextSpace: nextSpace)
         }
-        let size = capacity
-        return Data(
-            bytesNoCopy: buffer, count: used,
-            deallocator: .custom { pointer, _ in
-                LargeBuffer.deallocate(pointer, capacity: size)
-            })
+        try finish()
+        return data
+    }
+
+    func decode(
+        _ input: UnsafeRawBufferPointer, limit: Int?, output: (UnsafeRawBufferPointer) throws(ServiceError) -> Void
+    ) throws(ServiceError) {
+        try inflate(input, limit: limit, output: output)
+    }
+
+    func decodeAll(_ input: UnsafeRawBufferPointer, limit: Int?) throws(ServiceError) -> Data {
+        try inflateAll(input, limit: limit)
     }
 
     /// Confirms that the stream reached its end.
     func finish() throws(ServiceError) {
-        if sawInput && !ended {
-            throw ServiceError(.decompressionFailed, "The compressed body ended before its stream did (truncated).")
-        }
+        if sawInput && !ended { throw DecodedOutput.truncated }
     }
 
-    /// The inflate loop. `nextSpace(n)` is told how many bytes zlib wrote into the space it
-    /// returned last time (0 on the first call) and returns the space to fill next.
-    private func run(
-        _ input: UnsafeRawBufferPointer, limit: Int?,
-        nextSpace: (Int) throws(ServiceError) -> UnsafeMutableRawBufferPointer
-    ) throws(ServiceError) {
+    /// The inflate loop (see ``NextSpace``).
+    private func run(_ input: UnsafeRawBufferPointer, limit: Int?, nextSpace: NextSpace) throws(ServiceError) {
         if ended {
             // A chunk may end exactly where a gzip member did: the next one starts here (zlib checks its header).
             guard encoding == .gzip else {
-                throw ServiceError(.decompressionFailed, "Data follows the end of the compressed stream.")
+                throw DecodedOutput.trailingData
             }
             inflateReset(stream)
             ended = false
@@ -145,10 +132,7 @@ final class Inflater {
             let produced = space.count - Int(stream.pointee.avail_out)
             let outputFull = stream.pointee.avail_out == 0
             totalOut += produced
-            if let limit, totalOut > limit {
-                throw ServiceError(
-                    .responseTooLarge, "The inflated body exceeds the limit of \(limit) bytes (decompression bomb?).")
-            }
+            if let limit, totalOut > limit { throw DecodedOutput.tooLarge(limit) }
             switch status {
             case Z_STREAM_END:
                 space = try nextSpace(produced)

@@ -24,4 +24,10 @@ int raw_curl_run(const char *url, int concurrency, int64_t requests, int accept_
 /// One-shot zlib inflate of a whole gzip buffer into `output` (the reference for Courier's
 /// streaming decoder). Returns the inflated size, or -1 on error.
 int64_t raw_inflate_gzip(const void *input, int64_t input_length, void *output, int64_t capacity);
+/// One-shot brotli and zstd (the libraries' own single calls), and their compressors for the
+/// benchmark's payloads (brotli quality 11, zstd level 3). Each returns the bytes produced or -1.
+int64_t raw_decompress_brotli(const void *input, int64_t input_length, void *output, int64_t capacity);
+int64_t raw_compress_brotli(const void *input, int64_t input_length, void *output, int64_t capacity);
+int64_t raw_decompress_zstd(const void *input, int64_t input_length, void *output, int64_t capacity);
+int64_t raw_compress_zstd(const void *input, int64_t input_length, void *output, int64_t capacity);
 #endif

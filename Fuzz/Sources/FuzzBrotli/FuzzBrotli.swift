@@ -1,0 +1,8 @@
+import FuzzDecoding
+
+// libFuzzer target: the brotli (`br`) response-body decoder. The input's form and the invariants are FuzzDecoding's.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    fuzzDecoder(start, count, .brotli)
+    return 0
+}

@@ -1,0 +1,162 @@
+import CourierTestServer
+import Foundation
+import Testing
+
+@testable import CourierTransport
+
+/// The brotli (`br`) and zstd content codings, decoded by Courier's own streaming decoders
+/// under the rules gzip follows: byte-exact bodies sent whole or streamed, the decoded-size
+/// cap, and a typed error for every way a stream can go wrong.
+@Suite struct BrotliAndZstdTests {
+    @Test(arguments: ["br", "zstd"], [0, 1, 1_000, 100_000, 3_000_000])
+    func bodiesDecodeByteExact(coding: String, size: Int) async throws {
+        try await withLoopback { server, transport in
+            let request = server.request("/stacked?codings=\(coding)&n=\(size)")
+            let response = try await transport.send(request)
+            #expect(Array(response.body) == Payloads.text(count: size))
+            #expect(response.head.headerFields[.contentEncoding] == nil)
+            #expect(response.metrics.decodedContentEncoding == coding)
+            let streamed = try await transport.stream(request)
+            #expect(streamed.metrics.decodedContentEncoding == coding)
+            #expect(Array(try await streamed.body.collect()) == Payloads.text(count: size))
+        }
+    }
+
+    /// Corrupt, cut short, or followed by garbage: `decompressionFailed`, sent whole or
+    /// streamed, for each coding (gzip as the reference).
+    @Test(arguments: ["gzip", "br", "zstd"], ["corrupt", "truncated", "trailing"])
+    func aBrokenStreamIsADecompressionError(coding: String, fault: String) async throws {
+        try await withLoopback { server, transport in
+            let request = server.request("/coded-fault?coding=\(coding)&fault=\(fault)")
+            let sent = await serviceError { _ = try await transport.send(request) }
+            #expect(sent?.code == .decompressionFailed, "\(sent.map { "\($0)" } ?? "")")
+            let streamed = await serviceError { _ = try await transport.stream(request).body.collect() }
+            #expect(streamed?.code == .decompressionFailed)
+        }
+    }
+
+    @Test(arguments: ["gzip", "br", "zstd"])
+    func aBombStopsAtTheDecodedLimit(coding: String) async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.maximumBodySize = 1 << 20
+            let request = server.request("/coded-fault?coding=\(coding)&fault=bomb&mb=32")
+            let sent = await serviceError { _ = try await transport.send(request, body: nil, options: options) }
+            #expect(sent?.code == .responseTooLarge)
+            let streamed = await serviceError {
+                _ = try await transport.stream(request, body: nil, options: options).body.collect()
+            }
+            #expect(streamed?.code == .responseTooLarge)
+        }
+    }
+
+    /// A zstd frame may ask for any window; the decoder holds that much memory, so frames over
+    /// HTTP's 8 MiB (RFC 9659) are refused rather than decoded.
+    @Test func aZstdFrameNeedingAWindowOver8MiBIsRefused() async throws {
+        try await withLoopback { server, transport in
+            let request = server.request("/coded-fault?coding=zstd&fault=wide-window")
+            let error = await serviceError { _ = try await transport.send(request) }
+            #expect(error?.code == .decompressionFailed)
+            #expect(error?.message.contains("window") == true)
+        }
+    }
+
+    // MARK: The decoders alone
+
+    static func compressed(_ coding: ContentEncoding, _ input: [UInt8]) -> [UInt8] {
+        Compression.compress(input, format: coding == .brotli ? .brotli : .zstd)
+    }
+
+    @Test(arguments: [ContentEncoding.brotli, .zstd])
+    func streamingMatchesOneShotForAnyChunking(coding: ContentEncoding) throws {
+        let original = Payloads.text(count: 300_000)
+        let compressed = Self.compressed(coding, original)
+        let whole = try compressed.withUnsafeBytes { try coding.makeDecoder().decodeAll($0, limit: nil) }
+        #expect(Array(whole) == original)
+        for chunkSize in [1, 7, 1_000, 65_536] {
+            let decoder = coding.makeDecoder()
+            let output = try Self.decodeInChunks(decoder, compressed, chunkSize: chunkSize)
+            #expect(output == original, "\(coding), chunk size \(chunkSize)")
+            #expect(decoder.totalOut == original.count)
+        }
+    }
+
+    @Test(arguments: [ContentEncoding.brotli, .zstd])
+    func aStreamThatStopsEarlyFailsAtFinish(coding: ContentEncoding) throws {
+        let compressed = Self.compressed(coding, Payloads.text(count: 100_000))
+        for cut in [1, compressed.count / 2, compressed.count - 1] {
+            let decoder = coding.makeDecoder()
+            try compressed.prefix(cut).withUnsafeBytes { bytes in try decoder.decode(bytes, limit: nil) { _ in } }
+            #expect(throws: ServiceError.self, "\(coding) cut at \(cut)") { try decoder.finish() }
+            let whole = compressed.prefix(cut)
+            #expect(throws: ServiceError.self) {
+                _ = try whole.withUnsafeBytes { try coding.makeDecoder().decodeAll($0, limit: nil) }
+            }
+        }
+    }
+
+    /// A frame that declares 91 bytes and holds none (found by fuzzing: libzstd 1.5.4 refuses
+    /// it whole but accepts it byte by byte) is corrupt however it arrives.
+    @Test func aZstdFrameShorterThanItsDeclaredSizeIsCorruptInAnyChunking() throws {
+        try Self.expectCorruptInAnyChunking([0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x5B, 0x01, 0x00, 0x00])
+        let sized = Compression.zstd(Payloads.text(count: 5_000), level: 3)
+        for chunkSize in [1, 3, sized.count] {
+            let output = try Self.decodeInChunks(ZstdDecoder(), sized, chunkSize: chunkSize)
+            #expect(output == Payloads.text(count: 5_000), "a frame of its declared size, chunks of \(chunkSize)")
+        }
+    }
+
+    /// A frame of zstd 0.5's legacy format (libzstd decodes it whole, but not in pieces; found
+    /// by fuzzing) is no HTTP content coding.
+    @Test func aLegacyZstdFrameIsRefusedInAnyChunking() throws {
+        try Self.expectCorruptInAnyChunking([0x25, 0xB5, 0x2F, 0xFD, 0x0A, 0xFF, 0xFF, 0xFF])
+    }
+
+    /// `bytes` fed to `decoder` in pieces of `chunkSize`, then `finish()`: what came out.
+    static func decodeInChunks(_ decoder: any ContentDecoder, _ bytes: [UInt8], chunkSize: Int) throws -> [UInt8] {
+        var output: [UInt8] = []
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + chunkSize, bytes.count)
+            try bytes[offset..<end].withUnsafeBytes { piece in
+                try decoder.decode(piece, limit: nil) { output.append(contentsOf: $0) }
+            }
+            offset = end
+        }
+        try decoder.finish()
+        return output
+    }
+
+    static func expectCorruptInAnyChunking(_ frame: [UInt8]) throws {
+        for chunkSize in [1, 2, 3, 5, frame.count] {
+            var failure: ServiceError?
+            do {
+                _ = try decodeInChunks(ZstdDecoder(), frame, chunkSize: chunkSize)
+            } catch {
+                failure = error as? ServiceError
+            }
+            #expect(failure?.code == .decompressionFailed, "chunk size \(chunkSize)")
+            let whole = try? frame.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }
+            #expect(whole == nil)
+        }
+    }
+
+    /// zstd frames may follow one another (RFC 8878); brotli has one stream per body.
+    @Test func zstdFramesFollowOneAnotherButBrotliStreamsDoNot() throws {
+        let first = Payloads.text(count: 10_000)
+        let second = Array("second frame".utf8)
+        let frames = Compression.zstd(first, level: 3) + Compression.zstd(second, level: 3)
+        let decoded = try frames.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }
+        #expect(Array(decoded) == first + second)
+        let streams = Compression.brotli(first, quality: 5) + Compression.brotli(second, quality: 5)
+        #expect(throws: ServiceError.self) {
+            _ = try streams.withUnsafeBytes { try BrotliDecoder().decodeAll($0, limit: nil) }
+        }
+    }
+
+    @Test func contentEncodingNamesTheNewCodings() throws {
+        let fields: HTTPFields = [.contentEncoding: "gzip, BR, zstd"]
+        #expect(try ContentCodings(headers: fields).applied == [.gzip, .brotli, .zstd])
+        #expect(try ContentCodings(headers: fields).fieldValue == "gzip, br, zstd")
+    }
+}
