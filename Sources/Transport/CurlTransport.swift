@@ -50,10 +50,12 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         /// default. They never expire; a name without an override is looked up as usual.
         public var addressOverrides: [AddressOverride] = []
         /// Whether the addresses of a name are tried in a random order rather than as DNS (or
-        /// the override) lists them, to spread the connections of many processes over the
-        /// replicas behind one name. The order is drawn when an answer enters the DNS cache:
-        /// each lookup (cached for 60 s) and each override once per loop, so one transport's
-        /// connections within that time go to the same address first. `false` by default.
+        /// the override) lists them, to spread connections over the replicas behind one name.
+        /// The order is drawn when an answer enters the DNS cache: a name from DNS at each
+        /// lookup (cached for 60 s), so connections opened within that time go to the same
+        /// address first; an override each time the transport sets up one of its pooled curl
+        /// handles (a new one, or one reset after a transfer that opened a connection), so new
+        /// connections spread. `false` by default.
         public var shufflesAddresses = false
         /// Where connections leave from: a local address or a network interface. `nil` (the
         /// system chooses) by default. A binding that fails (an address the machine does not

@@ -141,6 +141,32 @@ import Testing
         }
     }
 
+    /// A frame that ends exactly where the output space does (16 KiB: `decodeAll`'s first
+    /// buffer; 64 KiB: the streaming scratch) is complete, not truncated.
+    @Test(arguments: [ContentEncoding.brotli, .zstd], [16_384, 65_536, 131_072])
+    func aStreamEndingExactlyAtTheOutputSpaceIsComplete(coding: ContentEncoding, size: Int) throws {
+        let original = [UInt8](repeating: 0, count: size)
+        let compressed = Self.compressed(coding, original)
+        let whole = try compressed.withUnsafeBytes { try coding.makeDecoder().decodeAll($0, limit: nil) }
+        #expect(Array(whole) == original)
+        for chunkSize in [1, compressed.count] {
+            #expect(try Self.decodeInChunks(coding.makeDecoder(), compressed, chunkSize: chunkSize) == original)
+        }
+    }
+
+    /// A frame declaring a 1 GiB window around 256 raw bytes, with its content size: libzstd
+    /// decodes it in one pass without checking the window, and refuses it in pieces. Courier
+    /// reads the window itself and refuses it either way.
+    @Test func aWideWindowIsRefusedWholeAndInPieces() throws {
+        let header: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x40, 20 << 3, 0x00, 0x00]
+        let block: [UInt8] = [0x01, 0x08, 0x00] + [UInt8](repeating: 0x61, count: 256)
+        try Self.expectCorruptInAnyChunking(header + block)
+        var narrow = header + block
+        narrow[5] = 10 << 3  // 1 MiB: accepted
+        #expect(try Self.decodeInChunks(ZstdDecoder(), narrow, chunkSize: narrow.count).count == 256)
+        #expect(try narrow.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }.count == 256)
+    }
+
     /// zstd frames may follow one another (RFC 8878); brotli has one stream per body.
     @Test func zstdFramesFollowOneAnotherButBrotliStreamsDoNot() throws {
         let first = Payloads.text(count: 10_000)

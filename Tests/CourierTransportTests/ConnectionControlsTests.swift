@@ -197,7 +197,7 @@ import Testing
     }
 
     @Test func aCertificateOnTheRevocationListIsRefused() async throws {
-        let authority = try RevocationAuthority.make()
+        let authority = try await RevocationAuthority.make()
         let revoked = try await Self.start(authority.revoked)
         let good = try await Self.start(authority.good)
         let transport = makeTransport { _ in }
@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func requiredStaplingNeedsAGoodStapledResponse() async throws {
-        let authority = try RevocationAuthority.make()
+        let authority = try await RevocationAuthority.make()
         let stapled = try await Self.start(authority.good, stapling: authority.ocspResponse(for: authority.good))
         let silent = try await Self.start(authority.good)
         let revoked = try await Self.start(

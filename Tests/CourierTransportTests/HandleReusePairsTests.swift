@@ -160,7 +160,7 @@ import Testing
     /// of nginx's key on the other peer, a client certificate on the strict peer.
     static func secureProfiles(
         nginx: NginxServer, nginxPin: String, peer: TLSPeer, strict: TLSPeer, client: ClientCertificate,
-        foreignRevocationList: String
+        foreignRevocationList: String, nginxRevocationList: String
     )
         -> [SecureProfile]
     {
@@ -184,6 +184,11 @@ import Testing
         stapling.requiresOCSPStapling = true
         var foreignList = trustingNginx
         foreignList.certificateRevocationListFile = foreignRevocationList
+        // nginx's own authority's (empty) list succeeds over a kept-alive connection, so its
+        // handle goes on unreset: carried into a transfer to the peer (another authority, no
+        // list), it would fail that transfer.
+        var ownList = trustingNginx
+        ownList.certificateRevocationListFile = nginxRevocationList
         return [
             SecureProfile(name: "nginx, trusting its authority", server: .nginx, tls: trustingNginx),
             SecureProfile(name: "nginx, with its key pinned", server: .nginx, tls: pinnedNginx),
@@ -197,6 +202,7 @@ import Testing
             SecureProfile(
                 name: "nginx, with another authority's revocation list", server: .nginx, tls: foreignList,
                 failures: [.tlsFailed]),
+            SecureProfile(name: "nginx, with its authority's revocation list", server: .nginx, tls: ownList),
             SecureProfile(name: "the peer, trusting its certificate", server: .peer, tls: trustingPeer),
             SecureProfile(name: "the strict peer, with a client certificate", server: .strictPeer, tls: mutual),
             SecureProfile(
@@ -223,10 +229,12 @@ import Testing
         configuration.loops = 1
         let transport = CurlTransport(configuration: configuration)
         let client = ClientCertificate(certificateFile: certificate.certificate, privateKeyFile: certificate.key)
-        let revocation = try RevocationAuthority.make()
+        let revocation = try await RevocationAuthority.make()
         let profiles = Self.secureProfiles(
             nginx: nginx, nginxPin: nginxPin, peer: peer, strict: strict, client: client,
-            foreignRevocationList: revocation.revocationList)
+            foreignRevocationList: revocation.revocationList,
+            nginxRevocationList: try await RevocationAuthority.emptyRevocationList(
+                certificate: nginx.directory + "/ca.pem", key: nginx.directory + "/ca-key.pem", in: nginx.directory))
 
         func send(_ profile: SecureProfile, after previous: SecureProfile?) async {
             let context = previous.map { "\(profile) after \($0)" } ?? "\(profile)"

@@ -41,8 +41,34 @@ public final class RevocationAuthority: Sendable {
         identity.certificate.replacingOccurrences(of: ".pem", with: "-ocsp.der")
     }
 
-    /// Makes the authority, both certificates, the list and the responses.
-    public static func make() throws -> RevocationAuthority {
+    /// Makes the authority, both certificates, the list and the responses; the dozen openssl
+    /// runs wait on a thread of their own, off the cooperative pool.
+    public static func make() async throws -> RevocationAuthority {
+        try await offCooperativePool { try makeBlocking() }
+    }
+
+    /// An empty revocation list (PEM) signed by an existing authority (`certificate` and `key`,
+    /// PEM files), written into `directory`.
+    public static func emptyRevocationList(certificate: String, key: String, in directory: String) async throws
+        -> String
+    {
+        let script = """
+            set -e
+            cd "$0"
+            exec >crl-openssl.log 2>&1
+            printf '[ca]\\ndefault_ca = courier\\n[courier]\\ndatabase = crl-index.txt\\ndefault_md = sha256\\ndefault_crl_days = 2\\n' \
+                > crl.cnf
+            : > crl-index.txt
+            openssl ca -config crl.cnf -keyfile "$2" -cert "$1" -gencrl -out empty-crl.pem
+            """
+        let (status, _) = try await offCooperativePool {
+            try ChildProcess.runBlocking("/bin/sh", ["-c", script, directory, certificate, key])
+        }
+        guard status == 0 else { throw TLSPeerError.commandFailed("openssl ca -gencrl in \(directory)") }
+        return directory + "/empty-crl.pem"
+    }
+
+    private static func makeBlocking() throws -> RevocationAuthority {
         let directory = NSTemporaryDirectory() + "courier-revocation-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let script = """

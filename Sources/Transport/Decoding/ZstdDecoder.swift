@@ -53,11 +53,7 @@ final class ZstdDecoder: SpaceFillingDecoder {
             let consumedBefore = source.pos
             let hint = ZSTD_decompressStream(context, &target, &source)
             if ZSTD_isError(hint) != 0 {
-                if ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge {
-                    throw ServiceError(
-                        .decompressionFailed,
-                        "The zstd body needs a window over \(1 << Self.maximumWindowLog) bytes, more than HTTP allows.")
-                }
+                if ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge { throw Self.windowTooLarge }
                 throw ServiceError(
                     .decompressionFailed, "The zstd body is corrupt (\(String(cString: ZSTD_getErrorName(hint)))).")
             }
@@ -71,7 +67,10 @@ final class ZstdDecoder: SpaceFillingDecoder {
             if let limit, totalOut > limit { throw DecodedOutput.tooLarge(limit) }
             if !inFrame { try endFrame() }
             space = try nextSpace(target.pos)
-            if source.pos == source.size && target.pos < target.size { return }
+            // Done with this input once it is used up and libzstd has nothing left to write: it
+            // left space unused, or a frame just ended (with space exactly full, calling again
+            // would start waiting for a next frame's header, and the body would look truncated).
+            if source.pos == source.size && (target.pos < target.size || !inFrame) { return }
         }
     }
 
@@ -96,7 +95,33 @@ final class ZstdDecoder: SpaceFillingDecoder {
         }
         headerRead = true
         declaredSize = size == Self.contentSizeUnknown ? nil : size
+        try checkWindow()
     }
+
+    /// Refuses a frame whose window is over 8 MiB. libzstd checks `ZSTD_d_windowLogMax` only
+    /// when it decodes a frame in pieces, not in one pass (when the whole frame is in its input
+    /// and fits the output), so Courier reads the window from the header itself (RFC 8878,
+    /// 3.1.1.1): the answer must not depend on how the body was chunked.
+    private func checkWindow() throws(ServiceError) {
+        guard header.count >= 5, header[0] == 0x28 else { return }  // skippable frames have no window
+        let descriptor = header[4]
+        let window: UInt64
+        if descriptor & 0x20 != 0 {
+            // Single segment: the window is the content size.
+            window = declaredSize ?? 0
+        } else {
+            guard header.count >= 6 else { return }
+            let exponent = UInt64(header[5] >> 3)
+            let mantissa = UInt64(header[5] & 7)
+            let base: UInt64 = 1 << (10 + exponent)
+            window = base + (base >> 3) * mantissa
+        }
+        if window > 1 << Self.maximumWindowLog { throw Self.windowTooLarge }
+    }
+
+    static let windowTooLarge = ServiceError(
+        .decompressionFailed, "The zstd body needs a window over \(1 << maximumWindowLog) bytes, more than HTTP allows."
+    )
 
     /// Checks a finished frame against its declared size, and gets ready for the next one.
     private func endFrame() throws(ServiceError) {
