@@ -49,19 +49,21 @@ extension TestServer {
             // (garbage after the stream), bomb (`mb` MiB of zeros), wide-window (zstd only: a
             // frame that needs a 16 MiB window).
             let coding = request.query("coding") ?? "gzip"
-            let format: Compression.Format = coding == "br" ? .brotli : coding == "zstd" ? .zstd : .gzip
-            let text = Payloads.text(count: 64 << 10)
-            var body: [UInt8]
-            switch request.query("fault") ?? "corrupt" {
-            case "truncated": body = Array(Compression.compress(text, format: format).dropLast(24))
-            case "trailing": body = Compression.compress(text, format: format) + Array("garbage".utf8)
-            case "bomb":
-                body = Compression.compress(
-                    [UInt8](repeating: 0, count: request.intQuery("mb", default: 16) << 20), format: format)
-            case "wide-window": body = Compression.zstd(Payloads.text(count: 12 << 20), windowLog: 24)
-            default:
-                body = Compression.compress(text, format: format)
-                for index in 8..<min(body.count, 40) { body[index] ^= 0x5A }
+            let fault = request.query("fault") ?? "corrupt"
+            let megabytes = request.intQuery("mb", default: 16)
+            let body = cachedPayload("coded-fault-\(coding)-\(fault)-\(megabytes)") {
+                let format: Compression.Format = coding == "br" ? .brotli : coding == "zstd" ? .zstd : .gzip
+                let text = Payloads.text(count: 64 << 10)
+                switch fault {
+                case "truncated": return Array(Compression.compress(text, format: format).dropLast(24))
+                case "trailing": return Compression.compress(text, format: format) + Array("garbage".utf8)
+                case "bomb": return Compression.compress([UInt8](repeating: 0, count: megabytes << 20), format: format)
+                case "wide-window": return Compression.zstd(Payloads.text(count: 12 << 20), windowLog: 24)
+                default:
+                    var body = Compression.compress(text, format: format)
+                    for index in 8..<min(body.count, 40) { body[index] ^= 0x5A }
+                    return body
+                }
             }
             out.send(200, headers: [("Content-Encoding", coding)], body: body)
         case "/many-headers":

@@ -182,7 +182,8 @@ extension TestServer {
         cachedPayload("\(format)-\(count)") { Compression.compress(Payloads.text(count: count), format: format) }
     }
 
-    private func cachedPayload(_ key: String, make: () -> [UInt8]) -> [UInt8] {
+    /// `make()`'s bytes, made once per server and key.
+    func cachedPayload(_ key: String, make: () -> [UInt8]) -> [UInt8] {
         if let cached = payloadCache.withLock({ $0[key] }) { return cached }
         let made = make()
         payloadCache.withLock { $0[key] = made }
