@@ -183,10 +183,13 @@ struct HostQueueTests {
     struct TimeoutRecorder: HTTPTransport {
         let mock: MockTransport
         let timeouts = LockedValue<[String: [Duration?]]>([:])
+        /// When each request reached the transport.
+        let sentAt = LockedValue<[String: [ContinuousClock.Instant]]>([:])
         func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
             -> TransportResponse
         {
             timeouts.withLock { $0[request.path ?? "", default: []].append(options.timeout) }
+            sentAt.withLock { $0[request.path ?? "", default: []].append(.now) }
             return try await mock.send(request, body: body, options: options)
         }
     }
@@ -204,6 +207,7 @@ struct HostQueueTests {
         let coordinator = RequestCoordinator(transport: recorder, configuration: configuration)
         let first = Task { try await Item(id: 0, timeout: .seconds(30)).load(using: coordinator) }
         #expect(await mock.waitForRequests(1))
+        let loadStarted = ContinuousClock.now
         let waited = Task { try await Item(id: 1, timeout: .seconds(30)).load(using: coordinator) }
         #expect(await Self.waitForTurnWaiters(1, in: coordinator))
         try await Task.sleep(for: .milliseconds(500))
@@ -215,7 +219,12 @@ struct HostQueueTests {
         let attempts = try #require(timeouts["/item/1"])
         try #require(attempts.count == 2)
         let left = try #require(attempts[0])
-        #expect(left <= .milliseconds(29_500) && left > .seconds(20))
+        // It waited at least the 500 ms pause, and at most until it reached the transport (which
+        // took over 10 s once, in a loaded sanitized run).
+        let sent = try #require(recorder.sentAt.withLock { $0["/item/1"]?.first })
+        #expect(left <= .milliseconds(29_500))
+        let reached = sent - loadStarted
+        #expect(left >= .seconds(30) - reached, "\(left), reached the transport after \(reached)")
         #expect(attempts[1] == .seconds(30))
     }
 }
