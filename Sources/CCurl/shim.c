@@ -47,6 +47,10 @@ CURLcode courier_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value
     return curl_easy_getinfo(handle, info, value);
 }
 
+CURLcode courier_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 CURLcode courier_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
     return curl_easy_getinfo(handle, info, value);
 }

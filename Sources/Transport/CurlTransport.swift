@@ -136,6 +136,22 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         bodyBuffers.drain()
     }
 
+    /// What the connection pool holds right now: open, in-use and idle connections by origin,
+    /// and the transfers running and waiting, per loop. Each loop answers between two rounds of
+    /// its network work, so the figures are a moment's, not a transaction's.
+    ///
+    /// ```swift
+    /// let pool = await transport.poolSnapshot()
+    /// for (origin, connections) in pool.connections {
+    ///     print(origin, connections.open, connections.inUse, connections.idle)
+    /// }
+    /// ```
+    public func poolSnapshot() async -> ConnectionPoolSnapshot {
+        var loops: [ConnectionPoolSnapshot.Loop] = []
+        for loop in group.loops { loops.append(await loop.poolSnapshot()) }
+        return ConnectionPoolSnapshot(loops: loops)
+    }
+
     /// Sends a request and returns the whole response in memory, inflated.
     ///
     /// - Throws: `ServiceError` (`invalidRequest`, `timedOut`, `cannotConnect`,

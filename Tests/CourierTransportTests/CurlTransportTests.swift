@@ -174,6 +174,9 @@ import Testing
         let request = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/json")
         let response = try await transport.send(request, body: nil, options: options)
         #expect(Array(response.body) == Payloads.smallJSON)
+        // The pool counts the connection under the socket's path and the origin.
+        let pool = await transport.poolSnapshot()
+        #expect(pool.connections == ["\(socket) http://localhost": .init(open: 1, inUse: 0)], "\(pool)")
         await transport.shutdown()
         await server.stop()
     }

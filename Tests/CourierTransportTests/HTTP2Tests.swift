@@ -104,6 +104,10 @@ import Testing
             // nginx's view: one connection, whose requests 1...100 are these 100 streams.
             #expect(Set(results.map(\.1.connection)).count == 1)
             #expect(Set(results.map(\.1.requestNumber)) == Set(1...100))
+            // The pool's view: that one connection, idle now.
+            let pool = await transport.poolSnapshot()
+            #expect(pool.connections == ["https://\(server.authority)": .init(open: 1, inUse: 0)], "\(pool)")
+            #expect(pool.loops.map(\.connecting) == [0])
         }
     }
 

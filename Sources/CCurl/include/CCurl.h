@@ -25,6 +25,7 @@ CURLcode courier_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode courier_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode courier_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 CURLcode courier_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+CURLcode courier_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value);
 
 /// Names the calling thread (at most 15 characters are kept), so profiles can tell it apart.
 void courier_set_thread_name(const char *name);

@@ -31,6 +31,9 @@ final class HostQueue: Sendable {
             authorityHash = Int(truncatingIfNeeded: hasher.value)
         }
 
+        /// `scheme://authority`, as metrics and snapshots name it.
+        var name: String { "\(scheme ?? "")://\(authority ?? "")" }
+
         static func == (lhs: Host, rhs: Host) -> Bool {
             lhs.authorityHash == rhs.authorityHash && lhs.authority == rhs.authority && lhs.scheme == rhs.scheme
         }
@@ -179,4 +182,14 @@ final class HostQueue: Sendable {
 
     /// Loads waiting for their turn right now.
     var waiterCount: Int { state.withLock { $0.waiterCount } }
+
+    /// Loads waiting for their turn right now, by `scheme://authority`, for every host with a
+    /// line (0 for a host whose loads all have their place).
+    var waitingByHost: [String: Int] {
+        state.withLock { state in
+            var waiting: [String: Int] = [:]
+            for (host, line) in state.lines { waiting[host.name, default: 0] += line.waiters.count }
+            return waiting
+        }
+    }
 }

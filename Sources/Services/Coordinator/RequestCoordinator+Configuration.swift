@@ -65,6 +65,22 @@ extension RequestCoordinator {
         /// The factory `courier.*` metrics are recorded with. `nil`, the default, uses
         /// `MetricsSystem.factory`: a no-op, which records nothing, unless bootstrapped.
         public var metricsFactory: (any MetricsFactory)?
+        /// How often the pool gauges are recorded through ``metricsFactory``; `nil`, the
+        /// default, records none. Each time, the coordinator reads its transport's pool (when it
+        /// is a `CurlTransport`: `CurlTransport.poolSnapshot()`) and its own lines per host
+        /// (``RequestCoordinator/loadsWaitingByHost``), and records:
+        /// - `courier.pool.connections`: open connections, by `origin`, `state` (`in_use` or
+        ///   `idle`) and `loop`;
+        /// - `courier.pool.connecting`: connections being set up, by `loop`;
+        /// - `courier.pool.transfers`: transfers, by `state` (`running`, or `waiting` for a
+        ///   connection) and `loop`;
+        /// - `courier.host.loads_waiting`: loads waiting for their turn at a host
+        ///   (``maximumLoadsPerHost``), by `host`.
+        ///
+        /// A series that goes away (an origin whose connections all closed) is recorded as 0
+        /// once. Reading the pool costs each loop a moment between two rounds of its network
+        /// work, nothing per request: every 10 s is plenty for a dashboard.
+        public var poolGaugeInterval: Duration?
 
         /// The default configuration.
         public init() {}

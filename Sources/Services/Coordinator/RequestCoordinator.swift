@@ -35,6 +35,8 @@ public actor RequestCoordinator {
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
     private nonisolated let cacheObserver: UInt64?
+    /// Records the pool gauges (``Configuration/poolGaugeInterval``) until shutdown.
+    private nonisolated let poolGauges: Task<Void, Never>?
 
     var isShutDown = false
     /// Background work that ``shutdown(cancellingInFlight:)`` waits for: revalidations whose task has not ended,
@@ -62,11 +64,20 @@ public actor RequestCoordinator {
             events.emit(0, .cache(event))
             CourierMetrics.countStoreFailure(event, configured: metricsFactory)
         }
+        poolGauges = configuration.poolGaugeInterval.map { [hostQueue] interval in
+            PoolGauges.start(
+                every: interval, transport: transport as? CurlTransport, hostQueue: hostQueue, factory: metricsFactory)
+        }
     }
 
     deinit {
         if let cacheObserver { configuration.cache?.observers.remove(cacheObserver) }
+        poolGauges?.cancel()
     }
+
+    /// Loads waiting for their turn (``Configuration/maximumLoadsPerHost``) right now, by
+    /// `scheme://authority`; a host whose loads all have their place shows 0 while it has a line.
+    public nonisolated var loadsWaitingByHost: [String: Int] { hostQueue?.waitingByHost ?? [:] }
 
     /// The process default: a coordinator over a shared `CurlTransport`, created on first use.
     public static let shared = RequestCoordinator(transport: CurlTransport())
@@ -160,6 +171,7 @@ public actor RequestCoordinator {
     /// transport down: its owner does.
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
+        poolGauges?.cancel()
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
         if cancellingInFlight { cancelOpenStreams() }

@@ -44,6 +44,8 @@ extension CurlEventLoop {
                         transfer.idleWatch?.touch(at: courier_coarse_now())
                         _ = curl_easy_pause(easy, Int32(courier_pause_cont))
                     }
+                case .census(let continuation):
+                    continuation.resume(returning: census())
                 case .shutdown(let cancelInFlight):
                     draining = true
                     if cancelInFlight { cancelsInFlight.value = true }
@@ -191,13 +193,8 @@ extension CurlEventLoop {
 
     /// What an idle check needs to know of a running transfer, from curl and the socket.
     private func idleObservation(_ transfer: Transfer, _ easy: UnsafeMutableRawPointer) -> IdleWatch.Observation {
-        var pretransfer: curl_off_t = 0
-        var requestBytes = 0
-        _ = courier_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
-        _ = courier_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
-        // A reused connection may show a pre-transfer time of 0 µs; the request's bytes then show
-        // that it was sent.
-        let connected = pretransfer > 0 || requestBytes > 0
+        let pretransfer = Self.pretransferTime(easy)
+        let connected = Self.isConnected(easy, pretransfer: pretransfer)
         // The send queue matters only while a request body may wait in it.
         var queued: Int?
         if connected, transfer.upload != nil {
@@ -222,6 +219,8 @@ extension CurlEventLoop {
             transfer.fail(error)
             return
         }
+        // A connection it opened may outlive it (HTTP/2): count it under its origin.
+        attributeRunningConnection(of: transfer, easy: easy)
         curl_multi_remove_handle(multi, easy)
         admission.value.release(transfer)
         transferLeft()
@@ -238,14 +237,16 @@ extension CurlEventLoop {
             _ = courier_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
             guard let pointer else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
+            var connects = 0
+            _ = courier_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+            // curl names the connection's socket only while the handle is in the multi.
+            if connects > 0 { attributeConnection(of: transfer, easy: easy) }
             curl_multi_remove_handle(multi, easy)
             running.value.removeValue(forKey: ObjectIdentifier(transfer))
             var version = 0
             _ = courier_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
             admission.value.release(transfer, httpVersion: version >= CURL_HTTP_VERSION_2_0 ? 2 : 1)
             transferLeft()
-            var connects = 0
-            _ = courier_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
             transfer.complete(with: result)
             takeHandle(from: transfer, clean: result == CURLE_OK && connects == 0)
         }
@@ -287,8 +288,10 @@ extension CurlEventLoop {
         let (waiters, jobs, refused) = inbox.withLock {
             inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob], [Transfer]) in
             inbox.phase = .stopped
-            // Anything queued after the shutdown command belongs to transfers that must fail.
+            // Anything queued after the shutdown command belongs to transfers that must fail, or
+            // asks for a census that finds nothing left.
             let refused = inbox.commands.compactMap { command -> Transfer? in
+                if case .census(let continuation) = command { continuation.resume(returning: .init(index: index)) }
                 if case .add(let transfer) = command { return transfer }
                 return nil
             }

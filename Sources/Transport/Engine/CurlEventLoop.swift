@@ -32,6 +32,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case add(Transfer)
         case cancel(Transfer)
         case unpause(Transfer)
+        case census(CheckedContinuation<ConnectionPoolSnapshot.Loop, Never>)
         case shutdown(cancelInFlight: Bool)
     }
 
@@ -175,6 +176,14 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     func unpause(_ transfer: Transfer) { _ = submit(.unpause(transfer)) }
+
+    /// This loop's connections and transfers right now (see ``census()``); an empty count once
+    /// the loop has stopped.
+    func poolSnapshot() async -> ConnectionPoolSnapshot.Loop {
+        await withCheckedContinuation { continuation in
+            if !submit(.census(continuation)) { continuation.resume(returning: .init(index: index)) }
+        }
+    }
 
     /// Stops accepting transfers, then drains or cancels those in flight; returns when the
     /// loop thread has released every curl resource.

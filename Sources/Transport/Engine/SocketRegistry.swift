@@ -9,6 +9,10 @@ internal import Glibc
 /// socket (`CURLINFO_ACTIVESOCKET`) only once the transfer is done; it tells its local port
 /// during it, and a socket's local port names it.
 ///
+/// It also knows the origin each connection serves, for ``ConnectionPoolSnapshot``: a socket
+/// is attributed when a transfer that opened it ends, or when a
+/// snapshot finds a running transfer on it.
+///
 /// The loop's easy handles open and close their sockets through ``socketOpenCallback`` and
 /// ``socketCloseCallback``, which record them here. Loop thread only, like the rest of the loop.
 struct SocketRegistry {
@@ -16,6 +20,8 @@ struct SocketRegistry {
     /// connects).
     private var ports: [Int32: Int] = [:]
     private var unresolved: Set<Int32> = []
+    /// The origin each attributed socket serves.
+    private var origins: [Int32: String] = [:]
 
     var count: Int { ports.count + unresolved.count }
 
@@ -23,6 +29,29 @@ struct SocketRegistry {
 
     mutating func closed(_ socket: Int32) {
         if unresolved.remove(socket) == nil { ports[socket] = nil }
+        origins[socket] = nil
+    }
+
+    /// Records that `socket`, when it is open, serves `origin`.
+    mutating func attribute(_ socket: Int32, to origin: String) {
+        guard ports[socket] != nil || unresolved.contains(socket) else { return }
+        origins[socket] = origin
+    }
+
+    /// The open sockets by origin, those in `inUse` counted as in use; sockets not yet
+    /// attributed are counted as `connecting`.
+    func census(inUse: Set<Int32>) -> (byOrigin: [String: ConnectionPoolSnapshot.Connections], connecting: Int) {
+        var byOrigin: [String: ConnectionPoolSnapshot.Connections] = [:]
+        var connecting = 0
+        for socket in Array(ports.keys) + Array(unresolved) {
+            guard let origin = origins[socket] else {
+                connecting += 1
+                continue
+            }
+            byOrigin[origin, default: .init(open: 0, inUse: 0)].open += 1
+            if inUse.contains(socket) { byOrigin[origin, default: .init(open: 0, inUse: 0)].inUse += 1 }
+        }
+        return (byOrigin, connecting)
     }
 
     /// The open socket bound to `localPort`, if any.
