@@ -93,3 +93,12 @@ long courier_socket_local_port(int socket) {
     if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
     return -1;
 }
+
+long courier_socket_peer_port(int socket) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    if (getpeername(socket, (struct sockaddr *)&address, &length) != 0) return -1;
+    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    return -1;
+}

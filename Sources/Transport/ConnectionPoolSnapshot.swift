@@ -2,7 +2,10 @@
 /// and its transfers, per loop (see ``CurlTransport/poolSnapshot()``).
 ///
 /// Each loop has a pool of its own (curl's connection cache): a connection is counted by the
-/// loop that opened it. Origins are `scheme://authority` as requested (`http://127.0.0.1:8080`,
+/// loop that opened it, under the origin of the transfer it was last seen carrying (through a
+/// plain HTTP proxy, which carries several origins on one connection, that is the last one's).
+/// A connection over a Unix-domain socket is found by curl's socket once its transfer ends,
+/// not while it runs: it counts as connecting while its first transfer runs, and as idle after. Origins are `scheme://authority` as requested (`http://127.0.0.1:8080`,
 /// `https://example.com`), after the socket's path and a space for requests over a
 /// Unix-domain socket.
 public struct ConnectionPoolSnapshot: Sendable, Equatable {
@@ -27,7 +30,9 @@ public struct ConnectionPoolSnapshot: Sendable, Equatable {
         public var index: Int
         /// Open connections by origin.
         public var connections: [String: Connections]
-        /// Sockets curl opened that no transfer has been seen on yet: connections being set up.
+        /// Sockets curl opened that no transfer has been seen on yet: connections being set up,
+        /// and the rare one whose only transfer was cancelled while it kept the connection
+        /// (HTTP/2), until another transfer on it is seen.
         public var connecting: Int
         /// Transfers curl is running.
         public var transfersRunning: Int

@@ -133,4 +133,28 @@ struct ConnectionPoolTests {
         #expect(after.transfersRunning == 0)
         await server.stop()
     }
+
+    @Test(
+        "snapshots asked while the transport shuts down, from tasks on its loops, all get an answer",
+        .timeLimit(.minutes(1)))
+    func snapshotsDuringShutdown() async throws {
+        for round in 0..<20 {
+            let transport = Self.transport(loops: 2, name: "pool-stop")
+            let executor = try #require(transport.taskExecutor)
+            let answers = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask(executorPreference: executor) { await transport.poolSnapshot().loops.count }
+                }
+                group.addTask {
+                    await transport.shutdown()
+                    return 2
+                }
+                for _ in 0..<4 {
+                    group.addTask(executorPreference: executor) { await transport.poolSnapshot().loops.count }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers == Array(repeating: 2, count: 9), "round \(round)")
+        }
+    }
 }

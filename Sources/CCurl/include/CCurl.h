@@ -45,6 +45,8 @@ long courier_socket_unacknowledged_bytes(int socket);
 
 /// The local port `socket` is bound to (IPv4 or IPv6), or -1 (not bound, or not an IP socket).
 long courier_socket_local_port(int socket);
+/// The remote port of a connected IPv4 or IPv6 socket, or -1.
+long courier_socket_peer_port(int socket);
 
 /// Nanoseconds on `CLOCK_MONOTONIC_COARSE`: a clock read from memory (no system call and no
 /// time-stamp counter), advancing once a scheduler tick (1 to 4 ms). The curl loops stamp

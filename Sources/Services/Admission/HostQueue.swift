@@ -186,10 +186,10 @@ final class HostQueue: Sendable {
     /// Loads waiting for their turn right now, by `scheme://authority`, for every host with a
     /// line (0 for a host whose loads all have their place).
     var waitingByHost: [String: Int] {
-        state.withLock { state in
-            var waiting: [String: Int] = [:]
-            for (host, line) in state.lines { waiting[host.name, default: 0] += line.waiters.count }
-            return waiting
-        }
+        // Counted under the lock every load takes; named outside it.
+        let counts = state.withLock { state in state.lines.map { ($0.key, $0.value.waiters.count) } }
+        var waiting: [String: Int] = [:]
+        for (host, count) in counts { waiting[host.name, default: 0] += count }
+        return waiting
     }
 }

@@ -171,7 +171,10 @@ public actor RequestCoordinator {
     /// transport down: its owner does.
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
-        poolGauges?.cancel()
+        if let poolGauges {
+            poolGauges.cancel()
+            await poolGauges.value
+        }
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
         if cancellingInFlight { cancelOpenStreams() }

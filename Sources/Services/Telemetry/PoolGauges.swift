@@ -60,20 +60,37 @@ struct PoolGauges {
         reported = Set(values.keys)
     }
 
-    /// Records a reading every `interval` until the task is cancelled. `factory` nil: the
-    /// global one, read each time (it may be bootstrapped after the coordinator is made).
+    /// Records 0 for every series the last reading had: what a coordinator that shut down
+    /// leaves behind.
+    mutating func clear(factory: any MetricsFactory) {
+        for series in reported {
+            Gauge(label: series.label, dimensions: series.pairs, factory: factory).record(0)
+        }
+        reported = []
+    }
+
+    /// The shortest interval between two readings: a shorter one (or zero) would keep every
+    /// loop answering censuses.
+    static let minimumInterval: Duration = .milliseconds(10)
+
+    /// Records a reading every `interval` (at least ``minimumInterval``) until the task is
+    /// cancelled, then 0 for every series it recorded. `factory` nil: the global one, read each
+    /// time (it may be bootstrapped after the coordinator is made).
     static func start(
         every interval: Duration, transport: CurlTransport?, hostQueue: HostQueue?, factory: (any MetricsFactory)?
     ) -> Task<Void, Never> {
-        Task {
+        let interval = max(interval, minimumInterval)
+        return Task {
             var gauges = PoolGauges()
-            while !Task.isCancelled {
+            while true {
                 let pool = await transport?.poolSnapshot()
+                guard !Task.isCancelled else { break }
                 gauges.record(
                     pool: pool, waitingByHost: hostQueue?.waitingByHost ?? [:],
                     factory: factory ?? MetricsSystem.factory)
-                try? await Task.sleep(for: interval)
+                do { try await Task.sleep(for: interval) } catch { break }
             }
+            gauges.clear(factory: factory ?? MetricsSystem.factory)
         }
     }
 }

@@ -6,7 +6,9 @@ internal import CourierCore
 /// curl does not list its connection cache, so the loop counts what it sees: every socket curl
 /// opens and closes goes through the ``SocketRegistry``; a socket is attributed to an origin
 /// when a transfer that opened a connection ends, or when a census finds a running transfer on
-/// it, in both cases by its local port. Nothing here runs for a transfer that
+/// it, in both cases by its local and remote ports. A census runs right after `curl_multi_perform`: before
+/// curl's first pass over a transfer, its recycled handle still reports the last transfer's
+/// pre-transfer time, request size and local port. Nothing here runs for a transfer that
 /// reuses a connection: the hot path pays only when a connection opens.
 extension CurlEventLoop {
     /// Counts this loop's connections by origin, those running transfers use, and its transfers.
@@ -29,11 +31,18 @@ extension CurlEventLoop {
     func attributeRunningConnection(of transfer: Transfer, easy: UnsafeMutableRawPointer) -> Int32? {
         // Before it connects, a handle may still name its last transfer's port.
         guard Self.isConnected(easy, pretransfer: Self.pretransferTime(easy)) else { return nil }
-        var localPort = 0
-        _ = courier_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort)
-        guard let socket = sockets.value.socket(localPort: localPort) else { return nil }
+        guard let socket = connectionSocket(easy) else { return nil }
         sockets.value.attribute(socket, to: transfer.request.originKey)
         return socket
+    }
+
+    /// The socket of the connection a connected transfer uses, by its local and remote ports.
+    func connectionSocket(_ easy: UnsafeMutableRawPointer) -> Int32? {
+        var localPort = 0
+        var remotePort = 0
+        _ = courier_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort)
+        _ = courier_easy_getinfo_long(easy, CURLINFO_PRIMARY_PORT, &remotePort)
+        return sockets.value.socket(localPort: localPort, remotePort: remotePort)
     }
 
     /// Attributes the connection a finished transfer opened to its origin: found by its local

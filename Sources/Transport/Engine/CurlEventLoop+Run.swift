@@ -17,6 +17,12 @@ extension CurlEventLoop {
         var draining = false
         guard let executor = jobExecutor else { preconditionFailure("the loop thread started without an executor") }
         var jobs: [UnownedJob] = []
+        var censuses: [CheckedContinuation<ConnectionPoolSnapshot.Loop, Never>] = []
+        defer {
+            // The loop stopped before the round that would have answered them.
+            TSanHandoff.release(self)
+            for continuation in censuses { continuation.resume(returning: .init(index: index)) }
+        }
         while true {
             // Jobs first: tasks resumed by the last round usually start their next transfer.
             inbox.withLock { swap(&jobs, &$0.jobs) }
@@ -45,7 +51,9 @@ extension CurlEventLoop {
                         _ = curl_easy_pause(easy, Int32(courier_pause_cont))
                     }
                 case .census(let continuation):
-                    continuation.resume(returning: census())
+                    // Answered after `curl_multi_perform`: before curl's first pass over a
+                    // transfer, its handle still reports its last transfer's connection.
+                    censuses.append(continuation)
                 case .shutdown(let cancelInFlight):
                     draining = true
                     if cancelInFlight { cancelsInFlight.value = true }
@@ -66,6 +74,12 @@ extension CurlEventLoop {
 
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
+            if !censuses.isEmpty {
+                let snapshot = census()
+                TSanHandoff.release(self)
+                for continuation in censuses { continuation.resume(returning: snapshot) }
+                censuses.removeAll()
+            }
             failIdle()
             admitWaiting()
             if draining && running.value.isEmpty && admission.value.isEmpty { break }
@@ -198,9 +212,7 @@ extension CurlEventLoop {
         // The send queue matters only while a request body may wait in it.
         var queued: Int?
         if connected, transfer.upload != nil {
-            var localPort = 0
-            _ = courier_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &localPort)
-            if let socket = sockets.value.socket(localPort: localPort) {
+            if let socket = connectionSocket(easy) {
                 let bytes = courier_socket_unacknowledged_bytes(socket)
                 if bytes >= 0 { queued = bytes }
             }
@@ -219,8 +231,6 @@ extension CurlEventLoop {
             transfer.fail(error)
             return
         }
-        // A connection it opened may outlive it (HTTP/2): count it under its origin.
-        attributeRunningConnection(of: transfer, easy: easy)
         curl_multi_remove_handle(multi, easy)
         admission.value.release(transfer)
         transferLeft()
@@ -285,22 +295,28 @@ extension CurlEventLoop {
         }
         idleHandles.value.removeAll()
         curl_multi_cleanup(multi)
-        let (waiters, jobs, refused) = inbox.withLock {
-            inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob], [Transfer]) in
+        let (waiters, jobs, left) = inbox.withLock {
+            inbox -> ([CheckedContinuation<Void, Never>], [UnownedJob], [Command]) in
             inbox.phase = .stopped
-            // Anything queued after the shutdown command belongs to transfers that must fail, or
-            // asks for a census that finds nothing left.
-            let refused = inbox.commands.compactMap { command -> Transfer? in
-                if case .census(let continuation) = command { continuation.resume(returning: .init(index: index)) }
-                if case .add(let transfer) = command { return transfer }
-                return nil
-            }
-            inbox.commands.removeAll()
             defer {
+                inbox.commands.removeAll()
                 inbox.shutdownWaiters.removeAll()
                 inbox.jobs.removeAll()
             }
-            return (inbox.shutdownWaiters, inbox.jobs, refused)
+            return (inbox.shutdownWaiters, inbox.jobs, inbox.commands)
+        }
+        // Anything queued after the shutdown command belongs to transfers that must fail, or
+        // asks for a census that finds nothing left. Resumed outside the lock: a task that
+        // prefers this loop's executor enqueues its job through it.
+        var refused: [Transfer] = []
+        for command in left {
+            switch command {
+            case .add(let transfer): refused.append(transfer)
+            case .census(let continuation):
+                TSanHandoff.release(self)
+                continuation.resume(returning: .init(index: index))
+            default: break
+            }
         }
         let waiting = admission.value.removeAll().map(\.transfer)
         for transfer in waiting + refused { refuse(transfer, ServiceError(.shutDown, "The transport was shut down.")) }

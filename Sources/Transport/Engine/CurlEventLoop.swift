@@ -177,12 +177,14 @@ final class CurlEventLoop: @unchecked Sendable {
 
     func unpause(_ transfer: Transfer) { _ = submit(.unpause(transfer)) }
 
-    /// This loop's connections and transfers right now (see ``census()``); an empty count once
-    /// the loop has stopped.
+    /// This loop's connections and transfers right now (see ``census()``), answered after the
+    /// loop's next round of curl work; an empty count once the loop has stopped.
     func poolSnapshot() async -> ConnectionPoolSnapshot.Loop {
-        await withCheckedContinuation { continuation in
+        let snapshot = await withCheckedContinuation { continuation in
             if !submit(.census(continuation)) { continuation.resume(returning: .init(index: index)) }
         }
+        TSanHandoff.acquire(self)
+        return snapshot
     }
 
     /// Stops accepting transfers, then drains or cancels those in flight; returns when the

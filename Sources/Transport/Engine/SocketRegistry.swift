@@ -6,8 +6,8 @@ internal import Glibc
 
 /// The sockets a loop's curl has open, so that an idle check can find a transfer's socket and
 /// read how much of its request body still waits there (``IdleWatch``). curl tells a transfer's
-/// socket (`CURLINFO_ACTIVESOCKET`) only once the transfer is done; it tells its local port
-/// during it, and a socket's local port names it.
+/// socket (`CURLINFO_ACTIVESOCKET`) only once the transfer is done; it tells its local and
+/// remote ports during it, and together they name the socket.
 ///
 /// It also knows the origin each connection serves, for ``ConnectionPoolSnapshot``: a socket
 /// is attributed when a transfer that opened it ends, or when a
@@ -16,9 +16,16 @@ internal import Glibc
 /// The loop's easy handles open and close their sockets through ``socketOpenCallback`` and
 /// ``socketCloseCallback``, which record them here. Loop thread only, like the rest of the loop.
 struct SocketRegistry {
-    /// Open sockets and their local ports (`nil` until looked up: a socket has none before it
+    /// A connected socket's local and remote ports: Linux gives connections to different
+    /// remote ports the same local port, so the local port alone does not name a socket.
+    struct Ports: Equatable {
+        var local: Int
+        var remote: Int
+    }
+
+    /// Open sockets and their ports (`nil` until looked up: a socket has none before it
     /// connects).
-    private var ports: [Int32: Int] = [:]
+    private var ports: [Int32: Ports] = [:]
     private var unresolved: Set<Int32> = []
     /// The origin each attributed socket serves.
     private var origins: [Int32: String] = [:]
@@ -54,16 +61,18 @@ struct SocketRegistry {
         return (byOrigin, connecting)
     }
 
-    /// The open socket bound to `localPort`, if any.
-    mutating func socket(localPort: Int) -> Int32? {
-        guard localPort > 0 else { return nil }
-        if let found = ports.first(where: { $0.value == localPort }) { return found.key }
+    /// The open socket connected from `localPort` to `remotePort`, if any.
+    mutating func socket(localPort: Int, remotePort: Int) -> Int32? {
+        guard localPort > 0, remotePort > 0 else { return nil }
+        let wanted = Ports(local: localPort, remote: remotePort)
+        if let found = ports.first(where: { $0.value == wanted }) { return found.key }
         for socket in unresolved {
-            let port = courier_socket_local_port(socket)
-            guard port > 0 else { continue }
+            let found = Ports(local: courier_socket_local_port(socket), remote: courier_socket_peer_port(socket))
+            // Not connected yet: looked up again next time.
+            guard found.local > 0, found.remote > 0 else { continue }
             unresolved.remove(socket)
-            ports[socket] = port
-            if port == localPort { return socket }
+            ports[socket] = found
+            if found == wanted { return socket }
         }
         return nil
     }

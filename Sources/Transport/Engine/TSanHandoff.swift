@@ -2,9 +2,9 @@
 internal import Glibc
 #endif
 
-/// Tells ThreadSanitizer about the one hand-over it cannot see: a transfer's result passed to
-/// its task through the continuation (``Transfer/Delivery``) when the loop thread resumes it
-/// before the task has reached its `await`.
+/// Tells ThreadSanitizer about the hand-over it cannot see: a result the loop thread passes to
+/// a task through a continuation (a transfer's, ``Transfer/Delivery``; a pool census) when it
+/// resumes it before the task has reached its `await`.
 ///
 /// Why it is needed: the Swift runtime (6.3.1) tells TSan about a continuation's hand-over with
 /// `_swift_tsan_release(task)` in the resume and `_swift_tsan_acquire(task)` when the resumed
@@ -29,15 +29,16 @@ enum TSanHandoff {
         return (unsafeBitCast(release, to: Hook.self), unsafeBitCast(acquire, to: Hook.self))
     }()
 
-    /// The loop thread is about to resume `transfer`'s continuation.
+    /// The loop thread is about to resume a continuation keyed by `object` (a transfer, or the
+    /// loop for a pool census).
     @inline(__always)
-    static func release(_ transfer: Transfer) {
-        hooks?.release(Unmanaged.passUnretained(transfer).toOpaque())
+    static func release(_ object: AnyObject) {
+        hooks?.release(Unmanaged.passUnretained(object).toOpaque())
     }
 
-    /// The task's continuation on `transfer` returned (or threw).
+    /// The task's continuation keyed by `object` returned (or threw).
     @inline(__always)
-    static func acquire(_ transfer: Transfer) {
-        hooks?.acquire(Unmanaged.passUnretained(transfer).toOpaque())
+    static func acquire(_ object: AnyObject) {
+        hooks?.acquire(Unmanaged.passUnretained(object).toOpaque())
     }
 }
