@@ -85,20 +85,23 @@ long courier_socket_unacknowledged_bytes(int socket) {
     return queued;
 }
 
+/// The port of an IPv4 or IPv6 address, or -1.
+static long courier_port_of(const struct sockaddr_storage *address) {
+    if (address->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)address)->sin_port);
+    if (address->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+    return -1;
+}
+
 long courier_socket_local_port(int socket) {
     struct sockaddr_storage address;
     socklen_t length = sizeof(address);
     if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
-    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
-    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
-    return -1;
+    return courier_port_of(&address);
 }
 
 long courier_socket_peer_port(int socket) {
     struct sockaddr_storage address;
     socklen_t length = sizeof(address);
     if (getpeername(socket, (struct sockaddr *)&address, &length) != 0) return -1;
-    if (address.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&address)->sin_port);
-    if (address.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
-    return -1;
+    return courier_port_of(&address);
 }

@@ -9,22 +9,13 @@ import Testing
 @Suite("Connection pool snapshots")
 struct ConnectionPoolTests {
     static func transport(perHost: Int = 64, loops: Int = 1, name: String) -> CurlTransport {
-        var configuration = CurlTransport.Configuration()
-        configuration.loops = loops
-        configuration.maximumConnectionsPerHost = perHost
-        configuration.threadName = name
-        return CurlTransport(configuration: configuration)
-    }
-
-    /// No idle limit: a held request may wait long on a loaded machine.
-    static var patient: TransferOptions {
-        var options = TransferOptions()
-        options.idleTimeout = nil
-        return options
+        AdmissionTests.transport(connections: perHost, loops: loops, name: name)
     }
 
     static func send(_ transport: CurlTransport, _ server: TestServer, _ path: String) -> Task<Int, any Error> {
-        Task { try await transport.send(server.request(path), body: nil, options: patient).body.count }
+        Task {
+            try await transport.send(server.request(path), body: nil, options: AdmissionTests.patient).body.count
+        }
     }
 
     /// The snapshot once `condition` holds, or the last one after 60 s.
@@ -60,7 +51,7 @@ struct ConnectionPoolTests {
         #expect(quiet.connections[origin]?.idle == 3)
         #expect(quiet.transfersRunning == 0)
         // The next request reuses one of them.
-        _ = try await transport.send(server.request("/json"), body: nil, options: Self.patient)
+        _ = try await transport.send(server.request("/json"), body: nil, options: AdmissionTests.patient)
         #expect(await transport.poolSnapshot().connections[origin] == .init(open: 3, inUse: 0))
         await transport.shutdown()
         await server.stop()
@@ -120,11 +111,11 @@ struct ConnectionPoolTests {
         let transport = Self.transport(name: "pool-closed")
         // Asked with `Connection: close`: each connection closes after its response.
         let closing = server.request("/json", headers: [.connection: "close"])
-        for _ in 0..<3 { _ = try await transport.send(closing, body: nil, options: Self.patient) }
+        for _ in 0..<3 { _ = try await transport.send(closing, body: nil, options: AdmissionTests.patient) }
         let afterClose = await transport.poolSnapshot()
         #expect(afterClose.connections[server.baseURL] == nil, "\(afterClose)")
         #expect(afterClose.loops.map(\.connecting) == [0])
-        _ = try await transport.send(server.request("/json"), body: nil, options: Self.patient)
+        _ = try await transport.send(server.request("/json"), body: nil, options: AdmissionTests.patient)
         let kept = await transport.poolSnapshot()
         #expect(kept.connections[server.baseURL] == .init(open: 1, inUse: 0), "\(kept)")
         await transport.shutdown()
