@@ -18,11 +18,8 @@ extension CurlEventLoop {
         guard let executor = jobExecutor else { preconditionFailure("the loop thread started without an executor") }
         var jobs: [UnownedJob] = []
         var censuses: [CheckedContinuation<ConnectionPoolSnapshot.Loop, Never>] = []
-        defer {
-            // The loop stopped before the round that would have answered them.
-            TSanHandoff.release(self)
-            for continuation in censuses { continuation.resume(returning: .init(index: index)) }
-        }
+        // Censuses the loop stopped before answering find nothing left.
+        defer { answer(censuses, with: .init(index: index)) }
         while true {
             // Jobs first: tasks resumed by the last round usually start their next transfer.
             inbox.withLock { swap(&jobs, &$0.jobs) }
@@ -75,9 +72,7 @@ extension CurlEventLoop {
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
             if !censuses.isEmpty {
-                let snapshot = census()
-                TSanHandoff.release(self)
-                for continuation in censuses { continuation.resume(returning: snapshot) }
+                answer(censuses, with: census())
                 censuses.removeAll()
             }
             failIdle()
@@ -166,6 +161,16 @@ extension CurlEventLoop {
         _ = courier_easy_setopt_socket_callbacks(
             easy, socketOpenCallback, socketCloseCallback, Unmanaged.passUnretained(self).toOpaque())
         return connections.apply(to: easy)
+    }
+
+    /// Resumes census waiters with `snapshot`, telling ThreadSanitizer of the hand-over
+    /// (``TSanHandoff``; the waiter acquires in ``CurlEventLoop/poolSnapshot()``).
+    private func answer(
+        _ censuses: [CheckedContinuation<ConnectionPoolSnapshot.Loop, Never>],
+        with snapshot: ConnectionPoolSnapshot.Loop
+    ) {
+        TSanHandoff.release(self)
+        for continuation in censuses { continuation.resume(returning: snapshot) }
     }
 
     /// Fails a transfer that never ran.
@@ -312,9 +317,7 @@ extension CurlEventLoop {
         for command in left {
             switch command {
             case .add(let transfer): refused.append(transfer)
-            case .census(let continuation):
-                TSanHandoff.release(self)
-                continuation.resume(returning: .init(index: index))
+            case .census(let continuation): answer([continuation], with: .init(index: index))
             default: break
             }
         }
