@@ -43,4 +43,28 @@ import Testing
         await coordinator.shutdown()
         await transport.shutdown()
     }
+
+    struct HelloEvents: Resource {
+        typealias Response = Void
+        let base: String
+        var endpoint: Endpoint { Endpoint(base, path: "/events") }
+    }
+
+    @Test func serverSentEventsStreamOverHTTP2() async throws {
+        let server = try await NginxServer.start()
+        defer { server.stop() }
+        let transport = CurlTransport()
+        var configuration = RequestCoordinator.Configuration()
+        configuration.transferOptions.tls.certificateAuthorityFile = server.certificateAuthorityFile
+        let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
+        var events: [ServerSentEvent] = []
+        for try await event in coordinator.events(
+            HelloEvents(base: "https://\(server.authority)"), reconnection: .never)
+        {
+            events.append(event)
+        }
+        #expect(events == [ServerSentEvent(event: "hello", data: "HTTP/2.0", id: "7")])
+        await coordinator.shutdown()
+        await transport.shutdown()
+    }
 }

@@ -13,6 +13,10 @@ extension NginxServer {
                         return 200 '{"name":"courier","protocol":"$server_protocol"}';
                     }
                     location = /reset { return 444; }
+                    location = /events {
+                        default_type text/event-stream;
+                        return 200 "id: 7\nevent: hello\ndata: $server_protocol\n\n";
+                    }
             """
         return """
             worker_processes 1;

@@ -22,6 +22,7 @@ extension TestServer {
         if parityRoute(request, out) { return }
         if faultRoute(request, out) { return }
         if transfersRoute(request, out) { return }
+        if eventStreamRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

@@ -40,7 +40,10 @@ struct LoadPlan: Sendable {
         get { box.fields.id }
         set { update { $0.id = newValue } }
     }
-    var request: HTTPRequest { box.fields.request }
+    var request: HTTPRequest {
+        get { box.fields.request }
+        set { update { $0.request = newValue } }
+    }
     var body: RequestBody? { box.fields.body }
     var options: TransferOptions {
         get { box.fields.options }

@@ -1,22 +1,8 @@
-/// One event of a `text/event-stream` response, as the HTML standard's event stream
-/// interpretation dispatches it.
-struct ServerSentEvent: Sendable, Equatable {
-    /// The event's type: its `event` field, or `message` when it had none.
-    var event: String
-    /// Its `data` fields, joined with line feeds.
-    var data: String
-    /// The stream's last event ID when the event was dispatched: set by an `id` field, in this
-    /// event or an earlier one, and sent back as `Last-Event-ID` on reconnection.
-    var id: String
-    /// The reconnection time a `retry` field in this event's block set, if any.
-    var retry: Duration?
-}
-
 /// The incremental `text/event-stream` parser of the HTML standard (§9.2.6, "Interpreting an
 /// event stream"): bytes in, in chunks of any size and split anywhere; events out, each once
 /// its block ends with a blank line.
 ///
-/// A state machine over bytes: no lock, no task, no allocation per byte. Lines end with CRLF,
+/// A state machine over bytes: no lock, no task, no allocation per byte or per field name. Lines end with CRLF,
 /// LF or CR (a CR at the end of one chunk and an LF at the start of the next are one line end);
 /// a byte-order mark at the very start is skipped; lines are decoded as UTF-8, invalid bytes
 /// becoming U+FFFD. An event still open when the stream ends is dropped, as the standard says.
@@ -49,28 +35,60 @@ struct EventStreamParser: Sendable {
     private var bomMatched = 0
     private var atStart = true
 
-    init(maximumEventSize: Int = 1 << 20) {
+    init(maximumEventSize: Int = 1 << 20, lastEventID: String = "") {
         self.maximumEventSize = maximumEventSize
+        self.lastEventID = lastEventID
+    }
+
+    /// Starts over for the next connection's response: what a block or a line held is dropped,
+    /// a byte-order mark may come again; the last event ID and reconnection time stay (they
+    /// belong to the stream, not to one response).
+    mutating func restart() {
+        line.removeAll(keepingCapacity: true)
+        data.removeAll(keepingCapacity: true)
+        hasData = false
+        eventType = ""
+        blockRetry = nil
+        afterCR = false
+        bomMatched = 0
+        atStart = true
     }
 
     /// Feeds the next bytes of the stream; `emit` gets each event they complete, in order.
     mutating func feed(_ bytes: some Sequence<UInt8>, emit: (ServerSentEvent) throws -> Void) throws {
-        for byte in bytes {
+        let fed: Void? = try bytes.withContiguousStorageIfAvailable { try feed(buffer: $0, emit: emit) }
+        if fed == nil { try Array(bytes).withUnsafeBufferPointer { try feed(buffer: $0, emit: emit) } }
+    }
+
+    /// The parser proper: line ends one byte at a time, the bytes between them in one append.
+    private mutating func feed(buffer: UnsafeBufferPointer<UInt8>, emit: (ServerSentEvent) throws -> Void) throws {
+        let lineFeed = UInt8(ascii: "\n")
+        let carriageReturn = UInt8(ascii: "\r")
+        var index = 0
+        while index < buffer.count {
+            let byte = buffer[index]
+            index += 1
             if atStart, !passesByteOrderMark(byte) { continue }
             switch byte {
-            case UInt8(ascii: "\n"):
+            case lineFeed:
                 if afterCR {
                     afterCR = false
                     continue
                 }
                 try endLine(emit: emit)
-            case UInt8(ascii: "\r"):
+            case carriageReturn:
                 afterCR = true
                 try endLine(emit: emit)
             default:
                 afterCR = false
-                guard line.count < maximumEventSize else { throw Failure.eventTooLarge(limit: maximumEventSize) }
+                var end = index
+                while end < buffer.count, buffer[end] != lineFeed, buffer[end] != carriageReturn { end += 1 }
+                guard line.count + 1 + (end - index) <= maximumEventSize else {
+                    throw Failure.eventTooLarge(limit: maximumEventSize)
+                }
                 line.append(byte)
+                line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index..<end]))
+                index = end
             }
         }
     }
@@ -103,25 +121,20 @@ struct EventStreamParser: Sendable {
         var valueStart = colon.map { line.index(after: $0) } ?? line.endIndex
         if valueStart < line.endIndex, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
         let value = line[valueStart...]
-        switch String(decoding: name, as: UTF8.self) {
-        case "event":
-            eventType = String(decoding: value, as: UTF8.self)
-        case "data":
+        if name.elementsEqual("data".utf8) {
             guard data.count + value.count < maximumEventSize else {
                 throw Failure.eventTooLarge(limit: maximumEventSize)
             }
             if hasData { data.append(UInt8(ascii: "\n")) }
             data.append(contentsOf: value)
             hasData = true
-        case "id":
+        } else if name.elementsEqual("event".utf8) {
+            eventType = String(decoding: value, as: UTF8.self)
+        } else if name.elementsEqual("id".utf8) {
             if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
-        case "retry":
-            if let milliseconds = Self.digits(value) {
-                reconnectionTime = .milliseconds(milliseconds)
-                blockRetry = reconnectionTime
-            }
-        default:
-            break
+        } else if name.elementsEqual("retry".utf8), let milliseconds = Self.digits(value) {
+            reconnectionTime = .milliseconds(milliseconds)
+            blockRetry = reconnectionTime
         }
     }
 

@@ -54,21 +54,24 @@ enum JSONDecoding {
     /// A `decodingFailed` error naming the coding path.
     static func failure(_ error: any Error, response: TransportResponse) -> ServiceError {
         if let error = error as? ServiceError { return error }
-        let detail: String
+        return ServiceError(
+            .decodingFailed, "The response could not be decoded: \(detail(of: error)).", response: response.head,
+            bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+    }
+
+    /// What went wrong where, for a `DecodingError`; the error's description otherwise.
+    static func detail(of error: any Error) -> String {
         switch error as? DecodingError {
         case .keyNotFound(let key, let context)?:
-            detail = "missing key '\(key.stringValue)' at \(describe(context.codingPath))"
+            "missing key '\(key.stringValue)' at \(describe(context.codingPath))"
         case .typeMismatch(let type, let context)?:
-            detail = "expected \(type) at \(describe(context.codingPath)): \(context.debugDescription)"
+            "expected \(type) at \(describe(context.codingPath)): \(context.debugDescription)"
         case .valueNotFound(let type, let context)?:
-            detail = "null where \(type) was expected at \(describe(context.codingPath))"
+            "null where \(type) was expected at \(describe(context.codingPath))"
         case .dataCorrupted(let context)?:
-            detail = "invalid data at \(describe(context.codingPath)): \(context.debugDescription)"
+            "invalid data at \(describe(context.codingPath)): \(context.debugDescription)"
         default:
-            detail = String(describing: error)
+            String(describing: error)
         }
-        return ServiceError(
-            .decodingFailed, "The response could not be decoded: \(detail).", response: response.head,
-            bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
     }
 }
