@@ -38,5 +38,6 @@ let package = Package(
         fuzzTarget("FuzzCache", ["CourierCaching", "CourierTransport"]),
         fuzzTarget("FuzzFixture", ["CourierTesting", "CourierTransport"]),
         fuzzTarget("FuzzHAR", ["CourierTesting", "CourierTransport"]),
+        fuzzTarget("FuzzEvents", ["CourierServices"]),
     ]
 )

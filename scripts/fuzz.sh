@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes Courier's parsers with libFuzzer and AddressSanitizer, each for a bounded time.
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   (default 60 seconds, every target)
-# Targets: json head inflate brotli zstd date cache fixture har (see Fuzz/Package.swift). The Fuzz package
+# Targets: json head inflate brotli zstd date cache fixture har events (see Fuzz/Package.swift). The Fuzz package
 # is built in release with -sanitize=fuzzer,address against this checkout, so internal parsers
 # are reached with @testable import. Seeds: Fuzz/corpus/<target>/; the growing corpus and any
 # reproducer (crash-*, leak-*, timeout-*) are left in .build/fuzz/<target>/.
@@ -13,7 +13,7 @@ export SWIFT_BACKTRACE=enable=no
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-all=(json head inflate brotli zstd date cache fixture har)
+all=(json head inflate brotli zstd date cache fixture har events)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
@@ -21,7 +21,7 @@ product() {
     case "$1" in
         json) echo FuzzJSON ;; head) echo FuzzHead ;; inflate) echo FuzzInflate ;; date) echo FuzzDate ;;
         brotli) echo FuzzBrotli ;; zstd) echo FuzzZstd ;;
-        cache) echo FuzzCache ;; fixture) echo FuzzFixture ;; har) echo FuzzHAR ;;
+        cache) echo FuzzCache ;; fixture) echo FuzzFixture ;; har) echo FuzzHAR ;; events) echo FuzzEvents ;;
         *) echo "unknown fuzz target '$1' (known: ${all[*]})" >&2; return 1 ;;
     esac
 }

@@ -42,6 +42,8 @@ final class Nginx {
             try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
         }
         try FileManager.default.createDirectory(atPath: prefix + "/tmp", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/events", withIntermediateDirectories: true)
+        try eventStreamPayload(count: eventStreamEvents).write(to: URL(fileURLWithPath: root + "/events/stream.txt"))
         for (name, data) in [("small.json", Payloads.small), ("medium.json", Payloads.medium)] {
             try data.write(to: URL(fileURLWithPath: "\(root)/identity/\(name)"))
             try data.write(to: URL(fileURLWithPath: "\(root)/gz/\(name)"))
@@ -73,6 +75,7 @@ final class Nginx {
                     root \(root);
                     location /gz/ { gzip_static on; }
                     location /slow/ { limit_rate 64k; }
+                    location /events/ { default_type text/event-stream; types { } }
                     # The fleet scenario's origin: slow, cacheable for a minute, counted in its log.
                     location /fleet/ {
                         alias \(root)/slow/;
