@@ -58,7 +58,7 @@ public actor DiskCache: CacheStore {
     /// The directory.
     nonisolated let directory: String
     /// The options in force.
-    public nonisolated let options: Options
+    nonisolated let options: Options
     /// Receive this cache's eviction events.
     package nonisolated let observers = CacheObservers()
     private nonisolated let executor: QueueExecutor

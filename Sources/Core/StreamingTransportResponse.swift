@@ -32,7 +32,7 @@ extension HTTPTransport {
     /// The former name of ``stream(_:body:options:)``. A transport that still implements
     /// `sendStreaming` compiles, but is no longer called: implement `stream` instead.
     @available(*, deprecated, renamed: "stream(_:body:options:)")
-    public func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
+    func sendStreaming(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> StreamingTransportResponse
     {
         try await stream(request, body: body, options: options)

@@ -39,7 +39,7 @@ public struct ConnectionPoolSnapshot: Sendable, Equatable {
         /// Transfers waiting for a connection (the transport's admission queue, outside curl).
         public var transfersWaiting: Int
 
-        public init(
+        init(
             index: Int, connections: [String: Connections] = [:], connecting: Int = 0, transfersRunning: Int = 0,
             transfersWaiting: Int = 0
         ) {
@@ -54,7 +54,7 @@ public struct ConnectionPoolSnapshot: Sendable, Equatable {
     /// Every loop, in order.
     public var loops: [Loop]
 
-    public init(loops: [Loop]) { self.loops = loops }
+    init(loops: [Loop]) { self.loops = loops }
 
     /// Open connections by origin, over every loop.
     public var connections: [String: Connections] {

@@ -83,7 +83,7 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
     }
 
     /// The configuration in force.
-    public let configuration: Configuration
+    let configuration: Configuration
     /// The loops, and the task executor over their threads.
     let group: CurlLoopGroup
     /// Large body buffers, reused across responses.

@@ -20,7 +20,7 @@ public import Logging
 /// ``shared``, which sends with a process-wide `CurlTransport`.
 public actor RequestCoordinator {
     /// The transport every transfer goes through.
-    public nonisolated let transport: any HTTPTransport
+    nonisolated let transport: any HTTPTransport
     /// What this coordinator does for every load.
     public nonisolated let configuration: Configuration
     nonisolated let backgroundLogger: Logger?

@@ -12,7 +12,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// Empty for an endpoint of a ``Backend`` until a coordinator picks the environment.
     public var baseURL: String
     /// The backend whose base URL (per environment), headers, decorators and rules apply.
-    public var backend: (any Backend)?
+    package var backend: (any Backend)?
     /// The path below the base URL, e.g. `/users/7`.
     public var path: String
     /// The query items, in order. A `nil` value sends the name alone (`?flag`).
