@@ -146,4 +146,31 @@ struct EventStreamParserTests {
         // Under the limit, the same events go through.
         #expect(try Self.events(String(repeating: "data: 0123456789\n\n", count: 10), limit: 64).count == 10)
     }
+
+    @Test("an id becomes the last event ID when its block ends, not before; restart keeps the last one")
+    func idAtDispatch() throws {
+        var parser = EventStreamParser()
+        var events: [ServerSentEvent] = []
+        try parser.feed(Array("id: 1\ndata: a\n\nid: 2\ndata: b\n".utf8)) { events.append($0) }
+        #expect(parser.lastEventID == "1")
+        parser.restart()
+        #expect(parser.lastEventID == "1")
+        try parser.feed(Array("data: c\n\nid: 5\n\n".utf8)) { events.append($0) }
+        #expect(events.map(\.id) == ["1", "1"])
+        #expect(events.map(\.data) == ["a", "c"])
+        #expect(parser.lastEventID == "5")  // a block with an id and no data sets it too
+    }
+
+    @Test("a line of exactly the limit passes; one byte more fails, fed whole or byte by byte")
+    func limitBoundary() throws {
+        let limit = 16
+        let exact = "data:" + String(repeating: "x", count: limit - 5) + "\n\n"
+        #expect(try Self.events(exact, limit: limit).count == 1)
+        let over = "data:" + String(repeating: "x", count: limit - 4) + "\n\n"
+        #expect(throws: EventStreamParser.Failure.eventTooLarge(limit: limit)) { try Self.events(over, limit: limit) }
+        var parser = EventStreamParser(maximumEventSize: limit)
+        #expect(throws: EventStreamParser.Failure.eventTooLarge(limit: limit)) {
+            for byte in over.utf8 { try parser.feed([byte]) { _ in } }
+        }
+    }
 }

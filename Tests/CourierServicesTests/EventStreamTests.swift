@@ -18,7 +18,8 @@ struct EventStreamTests {
     @Test("events arrive typed and decode; the request asks for an event stream; a 204 ends it")
     func typedEvents() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            let resource = TransferResource(server, "/events", ["key": "typed", "connections": "1"])
+            let resource = TransferResource(
+                server, "/events", ["key": "typed", "connections": "1", "type": "text/event-stream; charset=utf-8"])
             let events = try await collect(coordinator.events(resource))
             #expect(events.map(\.event) == ["tick", "tick", "tick"])
             #expect(events.map(\.id) == ["1", "2", "3"])
@@ -31,13 +32,13 @@ struct EventStreamTests {
         }
     }
 
-    @Test("a dropped connection reconnects with Last-Event-ID after the server's retry delay")
+    @Test("a dropped connection reconnects with the last whole event's ID after the server's retry delay")
     func reconnectsAfterCut() async throws {
         let configuration = transferConfiguration()
         let clock = try #require(configuration.clock as? RecordingClock)
         try await withCoordinator(configuration: configuration) { server, coordinator in
             let resource = TransferResource(
-                server, "/events", ["key": "cut", "then": "cut", "retry": "50", "connections": "2"])
+                server, "/events", ["key": "cut", "then": "cut", "retry": "50", "connections": "2", "partial": "1"])
             let events = try await collect(resource.events(using: coordinator))
             #expect(events.map(\.id) == ["1", "2", "3", "4", "5", "6"])
             #expect(events.allSatisfy { $0.retry == nil })
@@ -103,13 +104,16 @@ struct EventStreamTests {
         }
     }
 
-    @Test("an event over maximumEventSize fails with responseTooLarge")
+    @Test("an event over maximumEventSize fails with responseTooLarge, after the events before it")
     func oversizedEvent() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
-            var stream = coordinator.events(TransferResource(server, "/events", ["key": "huge", "huge": "1"]))
-            stream.maximumEventSize = 1 << 20
-            let error = await serviceError { _ = try await collect(stream) }
+            var stream = coordinator.events(
+                TransferResource(server, "/events", ["key": "huge", "huge": "8000"]), reconnection: .never)
+            stream.maximumEventSize = 4096
+            var events: [ServerSentEvent] = []
+            let error = await serviceError { for try await event in stream { events.append(event) } }
             #expect(error?.code == .responseTooLarge)
+            #expect(events.map(\.id) == ["1", "2", "3"])
             #expect(server.requests(to: "/events").count == 1)
         }
     }
@@ -164,6 +168,45 @@ struct EventStreamTests {
             let error = await serviceError { _ = try await iterator.next() }
             #expect(error?.code == .shutDown)
             server.openGate("stop")
+        }
+    }
+
+    @Test(
+        "a graceful shutdown does not wait for an open event stream: it ends it with shutDown",
+        .timeLimit(.minutes(1)))
+    func gracefulShutdown() async throws {
+        try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
+            let stream = coordinator.events(TransferResource(server, "/events", ["key": "graceful", "then": "hold"]))
+            var iterator = stream.makeAsyncIterator()
+            for _ in 0..<3 { _ = try await iterator.next() }
+            await coordinator.shutdown()
+            let error = await serviceError { _ = try await iterator.next() }
+            #expect(error?.code == .shutDown)
+            server.openGate("graceful")
+        }
+    }
+
+    @Test("cancelling the reader while it waits to reconnect ends the stream with cancelled")
+    func cancelledWhileWaiting() async throws {
+        try await withCoordinator { server, coordinator in
+            let stream = coordinator.events(
+                TransferResource(server, "/events", ["key": "waiting"]),
+                reconnection: EventStream.Reconnection(delay: .seconds(60)))
+            let firstThree = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                var count = 0
+                for try await _ in stream {
+                    count += 1
+                    if count == 3 { firstThree.continuation.yield() }
+                }
+            }
+            for await _ in firstThree.stream { break }
+            let started = ContinuousClock.now
+            reader.cancel()
+            let error = await serviceError { try await reader.value }
+            #expect(error?.code == .cancelled)
+            #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(server.requests(to: "/events").count == 1)
         }
     }
 }

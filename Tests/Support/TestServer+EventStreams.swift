@@ -12,8 +12,9 @@ import NIOHTTP1
 /// the response, `cut` closes the connection mid-body, `hold` keeps it open until
 /// `openGate(key)`. Connections after the first `connections` get a 204. `type` replaces the
 /// content type; `status=N:S` answers the first N connections with status S and no events;
-/// `huge=1` sends a data line of 1.5 MiB with no end; `token=T` answers 401 (not counted) unless
-/// the request carries `Authorization: Bearer T`.
+/// `partial=1` adds a block the response never ends (`id: 99`, `data: partial`); `huge=N` adds
+/// a data line of N bytes with no end; `token=T` answers 401 (not counted) unless the request
+/// carries `Authorization: Bearer T`.
 extension TestServer {
     func eventStreamRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         guard request.path == "/events" else { return false }
@@ -38,14 +39,12 @@ extension TestServer {
         }
         var text = ""
         if let retry = request.query("retry") { text += "retry: \(retry)\n\n" }
-        if request.query("huge") == "1" {
-            text += "data: " + String(repeating: "x", count: 3 << 19)
-        } else {
-            let after = request.head.headers.first(name: "Last-Event-ID").flatMap(Int.init) ?? 0
-            for n in stride(from: after + 1, through: after + request.intQuery("count", default: 3), by: 1) {
-                text += ": comment\nid: \(n)\nevent: tick\ndata: {\"n\":\(n)}\n\n"
-            }
+        let after = request.head.headers.first(name: "Last-Event-ID").flatMap(Int.init) ?? 0
+        for n in stride(from: after + 1, through: after + request.intQuery("count", default: 3), by: 1) {
+            text += ": comment\nid: \(n)\nevent: tick\ndata: {\"n\":\(n)}\n\n"
         }
+        if request.query("partial") == "1" { text += "id: 99\ndata: partial\n" }
+        if let huge = request.query("huge").flatMap(Int.init) { text += "data: " + String(repeating: "x", count: huge) }
         let head =
             "HTTP/1.1 200 OK\r\nContent-Type: \(request.query("type") ?? "text/event-stream")\r\n"
             + "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"

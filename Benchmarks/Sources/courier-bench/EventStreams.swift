@@ -55,7 +55,9 @@ func eventStreams(nginx: Nginx, report: Report, quick: Bool, runs: Int) async th
     }
     func courierSplit() async throws -> Int {
         var splitter = BlankLineCounter()
-        for try await chunk in try await coordinator.stream(resource).body { splitter.count(chunk) }
+        for try await chunk in try await coordinator.stream(resource).body {
+            chunk.withUnsafeBytes { splitter.count($0) }
+        }
         return splitter.events - 1  // the leading retry block
     }
     #if Peers
@@ -95,6 +97,7 @@ func eventStreams(nginx: Nginx, report: Report, quick: Bool, runs: Int) async th
 }
 
 /// Counts events the way a hand-written reader finds them: blank lines (two LFs in a row).
+/// Both clients hand it raw buffers: iterating a `Data` byte by byte costs some 16 times as much.
 struct BlankLineCounter {
     private(set) var events = 0
     private var previous: UInt8 = 0

@@ -46,6 +46,8 @@ public actor RequestCoordinator {
     /// Streamed bodies still being read (``stream(_:logger:)``), by load id: how to stop each.
     /// Weak: a body nobody holds any more ends by itself.
     var openStreams: [UInt64: @Sendable () -> Void] = [:]
+    /// The open streams that never end by themselves (event streams): any shutdown ends them.
+    var endlessStreams: Set<UInt64> = []
 
     /// Creates a coordinator over `transport`. Give it a `Logger` to log each load at debug
     /// level (failures too: the caller gets them as errors) with `courier.request.id` metadata;
@@ -167,8 +169,9 @@ public actor RequestCoordinator {
     }
 
     /// Stops taking loads (later ones fail with `shutDown`), then waits for those in flight
-    /// to finish, or cancels them when `cancellingInFlight` is true. Does not shut the
-    /// transport down: its owner does.
+    /// to finish, or cancels them when `cancellingInFlight` is true. Open event streams
+    /// (``events(_:reconnection:logger:)``), which never end by themselves, end with `shutDown`
+    /// either way. Does not shut the transport down: its owner does.
     public func shutdown(cancellingInFlight: Bool = false) async {
         isShutDown = true
         if let poolGauges {
@@ -177,7 +180,7 @@ public actor RequestCoordinator {
         }
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
-        if cancellingInFlight { cancelOpenStreams() }
+        if cancellingInFlight { cancelOpenStreams() } else { cancelEndlessStreams() }
         if backgroundWork > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }

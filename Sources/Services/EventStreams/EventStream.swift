@@ -14,16 +14,19 @@ internal import Logging
 ///
 /// Each connection is a streamed load through the coordinator: its decorators (a token refresh
 /// included), retries before the head, status validation, events, metrics and span, like
-/// ``RequestCoordinator/stream(_:logger:)``. The request asks for `text/event-stream` and,
-/// after the first event with an ID, carries `Last-Event-ID`.
+/// ``RequestCoordinator/stream(_:logger:)``. The request asks for `text/event-stream` and, once
+/// a block with an `id` field has ended, carries that ID as `Last-Event-ID`.
 ///
 /// When a connection drops or the server ends its response, the stream connects again after the
 /// reconnection delay (``Reconnection/delay``, until the server's `retry` field sets another),
-/// as the HTML standard's `EventSource` does. A 204 ends the stream. A status the resource does
-/// not accept (other than 408, 429, 502, 503 and 504), a response that is not
-/// `text/event-stream`, or a line or event over ``maximumEventSize`` bytes ends it with a
-/// `ServiceError` (`unacceptableStatus`, `malformedResponse`, `responseTooLarge`). So do
-/// cancelling the reading task (`cancelled`) and a coordinator shutdown (`shutDown`).
+/// as the HTML standard's `EventSource` does. A reconnection sends the request again: for a
+/// request that is not idempotent (a `POST` that starts a completion), use ``Reconnection/never``
+/// unless the server resumes from `Last-Event-ID`. A 204 ends the stream. A status other than
+/// 200 (408, 429, 502, 503 and 504 reconnect, after the resource's own retries), a response that
+/// is not `text/event-stream`, or a line or event over ``maximumEventSize`` bytes ends it with a
+/// `ServiceError` (`unacceptableStatus`, `malformedResponse`, `responseTooLarge`), after the
+/// events that came before it. So do cancelling the reading task (`cancelled`) and any shutdown
+/// of the coordinator (`shutDown`): a graceful one does not wait for an event stream to end.
 ///
 /// Each iteration opens its own connection; events are parsed as they arrive, with memory
 /// bounded by ``maximumEventSize`` and the transport's stream buffer.
@@ -96,6 +99,8 @@ final class EventStreamReader {
     private var ready: [ServerSentEvent] = []
     private var readyIndex = 0
     private var finished = false
+    /// An error to throw once the events parsed before it were read.
+    private var failure: ServiceError?
 
     init(_ stream: EventStream) {
         connect = stream.connect
@@ -116,6 +121,10 @@ final class EventStreamReader {
             }
             ready.removeAll(keepingCapacity: true)
             readyIndex = 0
+            if let failure {
+                self.failure = nil
+                throw failure
+            }
             if finished { return nil }
             if chunks == nil {
                 if let ending = await open() { try await end(ending) }
@@ -134,7 +143,7 @@ final class EventStreamReader {
                 try await end(.closed)
                 continue
             }
-            try parse(chunk)
+            parse(chunk)
         }
     }
 
@@ -149,6 +158,13 @@ final class EventStreamReader {
         if load.response.status == .noContent {
             load.body.cancel()
             return .noContent
+        }
+        guard load.response.status == .ok else {
+            load.body.cancel()
+            return .failed(
+                ServiceError(
+                    .unacceptableStatus, "An event stream needs 200 OK, got \(load.response.status.code).",
+                    response: load.response, bodyExcerpt: "status \(load.response.status.code)"))
         }
         let type = load.response.headerFields[.contentType] ?? ""
         let mediaType = type.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
@@ -166,13 +182,14 @@ final class EventStreamReader {
         return nil
     }
 
-    private func parse(_ chunk: Data) throws {
+    /// Parses `chunk` into `ready`; an oversized event stops the stream once `ready` was read.
+    private func parse(_ chunk: Data) {
         do {
             try parser.feed(chunk) { ready.append($0) }
         } catch {
             close()
             finished = true
-            throw ServiceError(
+            failure = ServiceError(
                 .responseTooLarge,
                 "An event stream line or event passed \(parser.maximumEventSize) bytes (EventStream.maximumEventSize).")
         }

@@ -19,8 +19,12 @@ struct EventStreamParser: Sendable {
     /// The most bytes one line, or one event's data, may take.
     let maximumEventSize: Int
 
-    /// The stream's last event ID: kept across events, and what a reconnection sends.
+    /// The stream's last event ID: set when a block ends (a blank line), kept across events,
+    /// and what a reconnection sends. An `id` in a block the stream never ended does not count.
     private(set) var lastEventID = ""
+    /// The last `id` field read (the standard's "last event ID buffer"), which becomes the
+    /// stream's when its block ends.
+    private var idBuffer = ""
     /// The reconnection time the stream asked for last (`retry`), if any.
     private(set) var reconnectionTime: Duration?
 
@@ -38,6 +42,7 @@ struct EventStreamParser: Sendable {
     init(maximumEventSize: Int = 1 << 20, lastEventID: String = "") {
         self.maximumEventSize = maximumEventSize
         self.lastEventID = lastEventID
+        idBuffer = lastEventID
     }
 
     /// Starts over for the next connection's response: what a block or a line held is dropped,
@@ -49,6 +54,7 @@ struct EventStreamParser: Sendable {
         hasData = false
         eventType = ""
         blockRetry = nil
+        idBuffer = lastEventID
         afterCR = false
         bomMatched = 0
         atStart = true
@@ -131,7 +137,7 @@ struct EventStreamParser: Sendable {
         } else if name.elementsEqual("event".utf8) {
             eventType = String(decoding: value, as: UTF8.self)
         } else if name.elementsEqual("id".utf8) {
-            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
         } else if name.elementsEqual("retry".utf8), let milliseconds = Self.digits(value) {
             reconnectionTime = .milliseconds(milliseconds)
             blockRetry = reconnectionTime
@@ -152,9 +158,10 @@ struct EventStreamParser: Sendable {
         return number
     }
 
-    /// A blank line: the block's event goes out when it has data; the block's buffers reset
-    /// either way (the last event ID stays).
+    /// A blank line: the block's ID becomes the stream's; its event goes out when it has data;
+    /// the block's buffers reset either way (the ID buffer stays, as the standard's does).
     private mutating func dispatch(emit: (ServerSentEvent) throws -> Void) throws {
+        lastEventID = idBuffer
         defer {
             data.removeAll(keepingCapacity: true)
             hasData = false

@@ -33,7 +33,7 @@ extension RequestCoordinator {
             request.headerFields[.cacheControl] = "no-cache"
             if !lastEventID.isEmpty { request.headerFields[.lastEventID] = lastEventID }
             plan.request = request
-            return try await stream(resource, plan: plan)
+            return try await stream(resource, plan: plan, endless: true)
         }
     }
 }

@@ -22,8 +22,11 @@ extension RequestCoordinator {
         try await stream(resource, plan: LoadPlan(resource: resource, coordinator: self, logger: logger))
     }
 
-    /// Runs `plan` (of `resource`) as a stream: see ``stream(_:logger:)``.
-    nonisolated func stream<R: Resource>(_ resource: R, plan: LoadPlan) async throws -> StreamedLoad {
+    /// Runs `plan` (of `resource`) as a stream: see ``stream(_:logger:)``. An endless stream (an
+    /// event stream) is ended by a graceful shutdown too, instead of being waited for.
+    nonisolated func stream<R: Resource>(_ resource: R, plan: LoadPlan, endless: Bool = false) async throws
+        -> StreamedLoad
+    {
         var plan = plan
         let receiver = StreamReceiver(acceptableStatus: resource.acceptableStatus)
         plan.receiver = receiver
@@ -42,7 +45,7 @@ extension RequestCoordinator {
             guard let self else { return }
             Task { await self.endStream(id) }
         }
-        guard await openStream(id, lease: lease) else {
+        guard await openStream(id, lease: lease, endless: endless) else {
             lease.end()
             body.discard()
             throw ServiceError(.shutDown, "The coordinator shut down before the body could be read.")
@@ -53,14 +56,16 @@ extension RequestCoordinator {
     }
 
     /// Counts an open body (shutdown waits for it); false once shut down.
-    private func openStream(_ id: UInt64, lease: StreamLease) -> Bool {
+    private func openStream(_ id: UInt64, lease: StreamLease, endless: Bool) -> Bool {
         guard !isShutDown else { return false }
         openStreams[id] = { [weak lease] in lease?.shutDown() }
+        if endless { endlessStreams.insert(id) }
         backgroundWork += 1
         return true
     }
 
     private func endStream(_ id: UInt64) {
+        endlessStreams.remove(id)
         guard openStreams.removeValue(forKey: id) != nil else { return }
         backgroundWork -= 1
         resumeDrainWaitersIfIdle()
@@ -71,6 +76,16 @@ extension RequestCoordinator {
     func cancelOpenStreams() {
         let stops = openStreams.values
         openStreams = [:]
+        endlessStreams = []
+        backgroundWork -= stops.count
+        for stop in stops { stop() }
+    }
+
+    /// Fails every open endless stream with `shutDown`: a graceful shutdown does not wait for
+    /// streams that only their server or reader can end.
+    func cancelEndlessStreams() {
+        let stops = endlessStreams.compactMap { openStreams.removeValue(forKey: $0) }
+        endlessStreams = []
         backgroundWork -= stops.count
         for stop in stops { stop() }
     }
