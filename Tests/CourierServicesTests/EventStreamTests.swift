@@ -15,6 +15,20 @@ struct EventStreamTests {
         return events
     }
 
+    /// A task reading `stream` to its end, returned once it has read three events.
+    private func readingThreeEvents(of stream: EventStream) async -> Task<Void, any Error> {
+        let firstThree = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            var count = 0
+            for try await _ in stream {
+                count += 1
+                if count == 3 { firstThree.continuation.yield() }
+            }
+        }
+        for await _ in firstThree.stream { break }
+        return reader
+    }
+
     @Test("events arrive typed and decode; the request asks for an event stream; a 204 ends it")
     func typedEvents() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
@@ -140,16 +154,7 @@ struct EventStreamTests {
     func cancellation() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
             let stream = coordinator.events(TransferResource(server, "/events", ["key": "held", "then": "hold"]))
-            let firstThree = AsyncStream<Void>.makeStream()
-            let reader = Task {
-                var count = 0
-                for try await _ in stream {
-                    count += 1
-                    if count == 3 { firstThree.continuation.yield() }
-                }
-                return count
-            }
-            for await _ in firstThree.stream { break }
+            let reader = await readingThreeEvents(of: stream)
             reader.cancel()
             let error = await serviceError { _ = try await reader.value }
             #expect(error?.code == .cancelled)
@@ -192,15 +197,7 @@ struct EventStreamTests {
             let stream = coordinator.events(
                 TransferResource(server, "/events", ["key": "waiting"]),
                 reconnection: EventStream.Reconnection(delay: .seconds(60)))
-            let firstThree = AsyncStream<Void>.makeStream()
-            let reader = Task {
-                var count = 0
-                for try await _ in stream {
-                    count += 1
-                    if count == 3 { firstThree.continuation.yield() }
-                }
-            }
-            for await _ in firstThree.stream { break }
+            let reader = await readingThreeEvents(of: stream)
             let started = ContinuousClock.now
             reader.cancel()
             let error = await serviceError { try await reader.value }
