@@ -167,6 +167,41 @@ import Testing
         #expect(try narrow.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }.count == 256)
     }
 
+    /// An empty frame, then one whose only block is compressed and of size 0 (found by
+    /// fuzzing: libzstd 1.5.4 takes it for an empty block in pieces, and as corrupt in one pass).
+    @Test func anEmptyCompressedBlockIsCorruptInAnyChunking() throws {
+        let empty: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x01, 0x00, 0x00]
+        try Self.expectCorruptInAnyChunking(empty + [0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x05, 0x00, 0x00])
+        #expect(try Self.decodeInChunks(ZstdDecoder(), empty, chunkSize: 1).isEmpty)
+    }
+
+    /// A block may not be wider than its frame's window (RFC 8878, `Block_Maximum_Size`): a
+    /// 2,048-byte raw block in a frame with a 1 KiB window and a declared size of 2,048; an RLE
+    /// block (one byte held) in a frame whose window is its declared size, 0. libzstd 1.5.4
+    /// accepts each in one pass and refuses it in pieces (the second found by fuzzing).
+    @Test func aBlockWiderThanTheWindowIsCorruptInAnyChunking() throws {
+        let header: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x00, 0x00, 0x07]
+        let block: [UInt8] = [0x01, 0x40, 0x00] + [UInt8](repeating: 0x61, count: 2_048)
+        try Self.expectCorruptInAnyChunking(header + block)
+        try Self.expectCorruptInAnyChunking([0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x03, 0x00, 0x00, 0x2F])
+    }
+
+    /// What a streaming compressor writes (no content size, a window descriptor, several
+    /// blocks, a checksum), with skippable frames before and between, decodes in any chunking.
+    @Test func checksummedFramesAndSkippableFramesDecodeInAnyChunking() throws {
+        let first = Payloads.text(count: 300_000)
+        let second = Array("second frame".utf8)
+        let skippable: [UInt8] = [0x5A, 0x2A, 0x4D, 0x18, 0x03, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03]
+        let body = skippable + Compression.zstdStreamed(first) + skippable + Compression.zstdStreamed(second)
+        for chunkSize in [1, 7, 4_096, body.count] {
+            #expect(try Self.decodeInChunks(ZstdDecoder(), body, chunkSize: chunkSize) == first + second)
+        }
+        #expect(try Array(body.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }) == first + second)
+        var corrupted = body
+        corrupted[corrupted.count - 1] ^= 0xFF  // the checksum's last byte
+        try Self.expectCorruptInAnyChunking(corrupted)
+    }
+
     /// zstd frames may follow one another (RFC 8878); brotli has one stream per body.
     @Test func zstdFramesFollowOneAnotherButBrotliStreamsDoNot() throws {
         let first = Payloads.text(count: 10_000)

@@ -89,6 +89,29 @@ public enum Compression {
         return Array(output[..<size])
     }
 
+    /// One zstd frame of `input` as a streaming compressor writes it: no content size in the
+    /// header (so a window descriptor), a block per 128 KiB, and a checksum after the last block.
+    public static func zstdStreamed(_ input: [UInt8]) -> [UInt8] {
+        let context = ZSTD_createCCtx()
+        defer { ZSTD_freeCCtx(context) }
+        _ = ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+        var output = [UInt8](repeating: 0, count: ZSTD_compressBound(input.count) + 64)
+        var written = 0
+        input.withUnsafeBytes { inBuffer in
+            output.withUnsafeMutableBytes { outBuffer in
+                var source = ZSTD_inBuffer(src: inBuffer.baseAddress, size: inBuffer.count, pos: 0)
+                var target = ZSTD_outBuffer(dst: outBuffer.baseAddress, size: outBuffer.count, pos: 0)
+                var remaining: Int
+                repeat {
+                    remaining = ZSTD_compressStream2(context, &target, &source, ZSTD_e_end)
+                    precondition(ZSTD_isError(remaining) == 0, "zstd compression failed")
+                } while remaining > 0
+                written = target.pos
+            }
+        }
+        return Array(output[..<written])
+    }
+
     /// CRC-32 of `bytes`, continuing from `crc`.
     public static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         guard let base = bytes.baseAddress else { return crc }
