@@ -192,9 +192,7 @@ struct SecretMasker {
         guard bytes.count <= Self.inlineBodyLimit, let text = Self.printableText(bytes) else {
             return "@binary-body-\(bytes.count)-bytes-not-shown"
         }
-        let mediaType = contentType?.split(separator: ";").first.map {
-            $0.filter { $0 != " " && $0 != "\t" }.lowercased()
-        }
+        let mediaType = contentType.map { MediaType.essence(of: $0) }
         if text.hasPrefix("@") {
             // curl would read a file named after the rest; the body is sent from standard input
             // instead only in a pipeline, so keep the body and let the placeholder say why.

@@ -48,7 +48,7 @@ extension CourierClientTransport {
             if streamedOperations.contains(operationID) { return true }
             if request.method != .get && request.method != .head { return true }
             let accepted = request.headerFields[values: .accept].flatMap { $0.split(separator: ",") }
-                .map { $0.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? "" }
+                .map { MediaType.essence(of: $0) }
             return accepted.contains { type in
                 !(type.isEmpty || type == "*/*" || type.hasPrefix("text/") || type.hasSuffix("json"))
             }

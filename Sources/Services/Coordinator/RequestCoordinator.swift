@@ -180,7 +180,7 @@ public actor RequestCoordinator {
         }
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
-        if cancellingInFlight { cancelOpenStreams() } else { cancelEndlessStreams() }
+        cancelStreams(endlessOnly: !cancellingInFlight)
         if backgroundWork > 0 {
             await withCheckedContinuation { drainWaiters.append($0) }
         }

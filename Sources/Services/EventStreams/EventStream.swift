@@ -167,8 +167,7 @@ final class EventStreamReader {
                     response: load.response, bodyExcerpt: "status \(load.response.status.code)"))
         }
         let type = load.response.headerFields[.contentType] ?? ""
-        let mediaType = type.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
-        guard mediaType == "text/event-stream" else {
+        guard MediaType.essence(of: type) == "text/event-stream" else {
             load.body.cancel()
             return .failed(
                 ServiceError(

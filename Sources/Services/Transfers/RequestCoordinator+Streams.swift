@@ -71,20 +71,12 @@ extension RequestCoordinator {
         resumeDrainWaitersIfIdle()
     }
 
-    /// Fails every open body with `shutDown`; shutdown no longer waits for them (their readers
-    /// may be the very tasks waiting for the shutdown).
-    func cancelOpenStreams() {
-        let stops = openStreams.values
-        openStreams = [:]
-        endlessStreams = []
-        backgroundWork -= stops.count
-        for stop in stops { stop() }
-    }
-
-    /// Fails every open endless stream with `shutDown`: a graceful shutdown does not wait for
-    /// streams that only their server or reader can end.
-    func cancelEndlessStreams() {
-        let stops = endlessStreams.compactMap { openStreams.removeValue(forKey: $0) }
+    /// Fails open bodies with `shutDown`, every one or (`endlessOnly`, for a graceful shutdown)
+    /// only the endless ones: shutdown no longer waits for them (their readers may be the very
+    /// tasks waiting for the shutdown; only their server or reader ends an endless one).
+    func cancelStreams(endlessOnly: Bool) {
+        let ids = endlessOnly ? Array(endlessStreams) : Array(openStreams.keys)
+        let stops = ids.compactMap { openStreams.removeValue(forKey: $0) }
         endlessStreams = []
         backgroundWork -= stops.count
         for stop in stops { stop() }
