@@ -30,6 +30,14 @@ for target in "${targets[@]}"; do product "$target" >/dev/null; done
 build_flags=(-c release --package-path Fuzz --scratch-path .build/fuzz-build
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing)
 start=$(date +%s)
+# SwiftPM keeps the build plan of a path dependency when files are only added to or removed from
+# it (the new file's module then fails to find what it declares): drop the plan when the list of
+# Courier's sources changed since the last fuzz build.
+sources="$(find Sources Fuzz/Sources -name '*.swift' | sort | md5sum)"
+if [ "$(cat .build/fuzz-build/sources.md5 2>/dev/null)" != "$sources" ]; then
+    rm -f .build/fuzz-build/release.yaml
+    mkdir -p .build/fuzz-build && echo "$sources" > .build/fuzz-build/sources.md5
+fi
 if [ ${#targets[@]} -eq ${#all[@]} ]; then
     swift build "${build_flags[@]}"
 else
