@@ -14,15 +14,15 @@ static size_t count_bytes(char *data, size_t size, size_t count, void *user) {
     return size * count;
 }
 
-static void configure(slot *s, const char *url, int accept_gzip) {
+static void configure(slot *s, const char *url, const char *accept_encoding) {
     curl_easy_setopt(s->easy, CURLOPT_URL, url);
     curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, count_bytes);
     curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(s->easy, CURLOPT_NOSIGNAL, 1L);
-    if (accept_gzip) curl_easy_setopt(s->easy, CURLOPT_ACCEPT_ENCODING, "gzip");
+    if (accept_encoding) curl_easy_setopt(s->easy, CURLOPT_ACCEPT_ENCODING, accept_encoding);
 }
 
-int raw_curl_run(const char *url, int concurrency, int64_t requests, int accept_gzip, raw_curl_result *result) {
+int raw_curl_run(const char *url, int concurrency, int64_t requests, const char *accept_encoding, raw_curl_result *result) {
     result->completed = 0;
     result->failed = 0;
     result->bytes = 0;
@@ -33,7 +33,7 @@ int raw_curl_run(const char *url, int concurrency, int64_t requests, int accept_
     int64_t started = 0;
     for (int i = 0; i < concurrency && started < requests; i++, started++) {
         slots[i].easy = curl_easy_init();
-        configure(&slots[i], url, accept_gzip);
+        configure(&slots[i], url, accept_encoding);
         curl_easy_setopt(slots[i].easy, CURLOPT_PRIVATE, &slots[i]);
         curl_multi_add_handle(multi, slots[i].easy);
     }

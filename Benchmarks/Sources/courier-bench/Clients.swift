@@ -5,6 +5,7 @@ import Glibc
 
 #if Peers
 import AsyncHTTPClient
+import NIOCore
 #endif
 #if Peers
 import FoundationNetworking
@@ -57,11 +58,16 @@ enum Client: String, CaseIterable, Sendable {
     var loops: Int? { self == .transportOneLoop ? 1 : self == .transportTwoLoops ? 2 : nil }
 
     /// Whether the client runs in `scenario`: the loop-count rows only where one host is busy;
-    /// the distinct-URL transport only for instruction counts.
-    func runs(in scenario: String) -> Bool {
+    /// the distinct-URL transport only for instruction counts; for brotli and zstd, `load()` and
+    /// the transport against libcurl's own decoders and async-http-client with the library's
+    /// one-shot decoder.
+    func runs(in scenario: String, coding: ResponseCoding) -> Bool {
         #if !Peers
         if self == .asyncHTTPClient || self == .urlSession { return false }
         #endif
+        if coding == .brotli || coding == .zstd {
+            return [.courierDefaults, .courier, .transport, .raw, .asyncHTTPClient].contains(self)
+        }
         return self != .transportDistinct && (loops == nil || scenario == "small identity c=64")
     }
 
@@ -72,6 +78,19 @@ enum Client: String, CaseIterable, Sendable {
         guard let client = Client.allCases.first(where: { $0.flag == flag }) else { return nil }
         self = client
     }
+}
+
+/// The content coding a scenario's responses come in (nginx serves each pre-compressed, from
+/// its own folder, whatever the request's `Accept-Encoding`).
+enum ResponseCoding: String, Sendable {
+    case identity, gzip
+    case brotli = "br"
+    case zstd
+
+    /// nginx's folder for the coding.
+    var folder: String { self == .gzip ? "gz" : rawValue }
+    /// What a client that decodes by itself asks for; `nil` for identity.
+    var acceptEncoding: String? { self == .identity ? nil : rawValue }
 }
 
 /// What one child process measured.
@@ -117,7 +136,7 @@ struct DistinctBytesResource: Resource {
 
 /// The child's side: runs `requests` GETs of `url` at `concurrency` with `client` after a warm-up,
 /// then prints one JSON line.
-func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) async throws {
+func runChild(client: Client, url: String, concurrency: Int, requests: Int, coding: ResponseCoding) async throws {
     let warmup = min(max(concurrency * 2, 50), requests)
     let work: (Int) async throws -> (Int, Int)
     var cleanup: () async throws -> Void = {}
@@ -178,7 +197,7 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
     case .raw:
         work = { count in
             var result = raw_curl_result()
-            let status = raw_curl_run(url, Int32(concurrency), Int64(count), gzip ? 1 : 0, &result)
+            let status = raw_curl_run(url, Int32(concurrency), Int64(count), coding.acceptEncoding, &result)
             guard status == 0 else { throw BenchError("curl multi failed with \(status)") }
             return (Int(result.bytes), Int(result.failed))
         }
@@ -192,10 +211,16 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         work = { count in
             try await concurrently(count, concurrency) { _ in
                 var request = HTTPClientRequest(url: url)
-                if gzip { request.headers.add(name: "Accept-Encoding", value: "gzip") }
+                if let accept = coding.acceptEncoding { request.headers.add(name: "Accept-Encoding", value: accept) }
                 let response = try await client.execute(request, timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 64 << 20)
-                return body.readableBytes
+                // async-http-client decodes gzip and deflate; brotli and zstd as its users do:
+                // the library's one-shot decoder over the collected body.
+                switch coding {
+                case .identity, .gzip: return body.readableBytes
+                case .brotli: return try oneShotDecoded(body, raw_decompress_brotli)
+                case .zstd: return try oneShotDecoded(body, raw_decompress_zstd)
+                }
             }
         }
         cleanup = { try await client.shutdown() }
@@ -207,7 +232,9 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
         work = { count in
             try await concurrently(count, concurrency) { _ in
                 var request = URLRequest(url: target)
-                if gzip { request.setValue("gzip", forHTTPHeaderField: "Accept-Encoding") }
+                if let accept = coding.acceptEncoding {
+                    request.setValue(accept, forHTTPHeaderField: "Accept-Encoding")
+                }
                 return try await session.data(for: request).0.count
             }
         }
@@ -219,6 +246,18 @@ func runChild(client: Client, url: String, concurrency: Int, requests: Int, gzip
     }
     try await measureChild(requests: requests, warmup: warmup, work: work, cleanup: cleanup)
 }
+
+#if Peers
+/// The size of `body` decoded by a C one-shot decoder, into a buffer of 16 times its size.
+func oneShotDecoded(_ body: ByteBuffer, _ decode: RawCodec) throws -> Int {
+    let capacity = max(body.readableBytes * 16, 4096)
+    let output = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    defer { output.deallocate() }
+    let produced = body.withUnsafeReadableBytes { decode($0.baseAddress, Int64($0.count), output, Int64(capacity)) }
+    guard produced >= 0 else { throw BenchError("the one-shot decoder refused the body") }
+    return Int(produced)
+}
+#endif
 
 /// Runs `count` operations with `width` workers; returns the bytes delivered and the failures.
 func concurrently(

@@ -1,40 +1,48 @@
 import Foundation
 
 /// Requests/s, CPU per request and peak RSS for every client, each in its own child process,
-/// for {small, medium} x {identity, gzip} x concurrency {1, 64}.
-func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
+/// for {small, medium} x {identity, gzip} x concurrency {1, 64}, and the medium payload in
+/// brotli and zstd (`codingsOnly`: the medium payload's gzip, brotli and zstd rows alone).
+func endToEnd(nginx: Nginx, report: Report, quick: Bool, runs: Int, codingsOnly: Bool = false) throws {
     report.section("End to end: requests/s (median of \(runs)), CPU per request, peak RSS; nginx on 127.0.0.1")
-    for payload in ["small", "medium"] {
-        for encoding in ["identity", "gzip"] {
-            for concurrency in [1, 64] {
-                var requests =
-                    payload == "small" ? (concurrency == 1 ? 5_000 : 20_000) : (concurrency == 1 ? 2_000 : 5_000)
-                if quick { requests /= 10 }
-                let url = "\(nginx.base)/\(encoding == "gzip" ? "gz" : "identity")/\(payload).json"
-                let scenario = "\(payload) \(encoding) c=\(concurrency)"
-                report.scenario(scenario, detail: "\(requests) requests per run")
-                var results: [Client: [ClientRun]] = [:]
-                for client in Client.allCases where client.runs(in: scenario) {
-                    for run in 0..<runs {
-                        progress("\(scenario): \(client.rawValue), run \(run + 1)/\(runs)")
-                        results[client, default: []].append(
-                            try spawnClient(
-                                client, url: url, concurrency: concurrency, requests: requests, gzip: encoding == "gzip"
-                            ))
+    let matrix: [(payload: String, coding: ResponseCoding)] = [
+        ("small", .identity), ("small", .gzip), ("medium", .identity), ("medium", .gzip), ("medium", .brotli),
+        ("medium", .zstd),
+    ]
+    for (payload, coding) in matrix where !codingsOnly || (payload == "medium" && coding != .identity) {
+        for concurrency in [1, 64] {
+            var requests =
+                payload == "small" ? (concurrency == 1 ? 5_000 : 20_000) : (concurrency == 1 ? 2_000 : 5_000)
+            if quick { requests /= 10 }
+            let url = "\(nginx.base)/\(coding.folder)/\(payload).json"
+            let scenario = "\(payload) \(coding.rawValue) c=\(concurrency)"
+            report.scenario(scenario, detail: "\(requests) requests per run")
+            var results: [Client: [ClientRun]] = [:]
+            for client in Client.allCases where client.runs(in: scenario, coding: coding) {
+                for index in 0..<runs {
+                    progress("\(scenario): \(client.rawValue), run \(index + 1)/\(runs)")
+                    let run = try spawnClient(
+                        client, url: url, concurrency: concurrency, requests: requests, coding: coding)
+                    // Every client must deliver the decoded payload, whatever the coding.
+                    let size = (payload == "small" ? Payloads.small : Payloads.medium).count
+                    guard run.bytes == (run.requests - run.failures) * size else {
+                        throw BenchError(
+                            "\(client.rawValue) in \(scenario) delivered \(run.bytes) bytes, not \(size) per load")
                     }
+                    results[client, default: []].append(run)
                 }
-                let raw = figure(for: .raw, results, scenario: scenario, report: report, reference: nil)
-                let ahc = results[.asyncHTTPClient].map { rate($0) }
-                for client in Client.allCases where client != .raw && client.runs(in: scenario) {
-                    var notes: [String: Double] = [:]
-                    if client.isCourier, let ahc, let mine = results[client] {
-                        notes["x vs AHC"] = median(rate(mine)) / median(ahc)
-                    }
-                    if client == .transportTwoLoops, let one = results[.transportOneLoop], let mine = results[client] {
-                        notes["x vs 1 loop"] = median(rate(mine)) / median(rate(one))
-                    }
-                    _ = figure(for: client, results, scenario: scenario, report: report, reference: raw, notes: notes)
+            }
+            let raw = figure(for: .raw, results, scenario: scenario, report: report, reference: nil)
+            let ahc = results[.asyncHTTPClient].map { rate($0) }
+            for client in Client.allCases where client != .raw && client.runs(in: scenario, coding: coding) {
+                var notes: [String: Double] = [:]
+                if client.isCourier, let ahc, let mine = results[client] {
+                    notes["x vs AHC"] = median(rate(mine)) / median(ahc)
                 }
+                if client == .transportTwoLoops, let one = results[.transportOneLoop], let mine = results[client] {
+                    notes["x vs 1 loop"] = median(rate(mine)) / median(rate(one))
+                }
+                _ = figure(for: client, results, scenario: scenario, report: report, reference: raw, notes: notes)
             }
         }
     }
@@ -64,9 +72,11 @@ func median(_ values: [Double]) -> Double {
 }
 
 /// Runs one client in a child process (this executable with `--child`) and reads its figures.
-func spawnClient(_ client: Client, url: String, concurrency: Int, requests: Int, gzip: Bool) throws -> ClientRun {
+func spawnClient(
+    _ client: Client, url: String, concurrency: Int, requests: Int, coding: ResponseCoding
+) throws -> ClientRun {
     try spawnChild(
-        ["--child", client.flag, url, "\(concurrency)", "\(requests)", gzip ? "gzip" : "identity"],
+        ["--child", client.flag, url, "\(concurrency)", "\(requests)", coding.rawValue],
         name: "\(client.rawValue) for \(url)")
 }
 

@@ -15,7 +15,7 @@ func manyLoads(nginx: Nginx, report: Report, quick: Bool, runs: Int) throws {
         for run in 0..<runs {
             progress("\(scenario): \(width) at once, run \(run + 1)/\(runs)")
             results[width, default: []].append(
-                try spawnClient(.courierDefaults, url: url, concurrency: width, requests: loads, gzip: false))
+                try spawnClient(.courierDefaults, url: url, concurrency: width, requests: loads, coding: .identity))
         }
     }
     func notes(_ runs: [ClientRun]) -> [String: Double] {

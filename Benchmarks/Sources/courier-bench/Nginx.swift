@@ -1,10 +1,12 @@
+import CRawCurl
 import Foundation
 import Glibc
 import Synchronization
 
 /// nginx on 127.0.0.1 with a generated configuration in a temporary folder, serving the
 /// payloads as they are (`/identity/...`) and pre-compressed (`/gz/...`, `gzip_static`, so the
-/// server does no compression work), and `/slow/medium.json` at 64 KB/s (nginx sends the first
+/// server does no compression work; `/br/medium.json` and `/zstd/medium.json`, always in that
+/// coding, as nginx has no module of its own for them), and `/slow/medium.json` at 64 KB/s (nginx sends the first
 /// second's worth at once, so the 100 KB take about a second: for coalescing).
 final class Nginx {
     let port: Int
@@ -38,7 +40,7 @@ final class Nginx {
         let prefix = NSTemporaryDirectory() + "courier-bench-nginx-\(getpid())"
         let folder = Cleanup.removes(prefix)
         let root = prefix + "/root"
-        for folder in ["identity", "gz", "slow"] {
+        for folder in ["identity", "gz", "slow", "br", "zstd"] {
             try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
         }
         try FileManager.default.createDirectory(atPath: prefix + "/tmp", withIntermediateDirectories: true)
@@ -49,6 +51,10 @@ final class Nginx {
             try data.write(to: URL(fileURLWithPath: "\(root)/gz/\(name)"))
             try data.write(to: URL(fileURLWithPath: "\(root)/slow/\(name)"))
             try run("/bin/gzip", ["-k", "-9", "-f", "\(root)/gz/\(name)"])
+        }
+        for (folder, compress) in [("br", raw_compress_brotli), ("zstd", raw_compress_zstd)] as [(String, RawCodec)] {
+            try rawCompressed(Payloads.medium, compress).write(
+                to: URL(fileURLWithPath: "\(root)/\(folder)/medium.json"))
         }
         let port = try freePort()
         let config = """
@@ -76,6 +82,8 @@ final class Nginx {
                     location /gz/ { gzip_static on; }
                     location /slow/ { limit_rate 64k; }
                     location /events/ { default_type text/event-stream; types { } }
+                    location /br/ { add_header Content-Encoding br; }
+                    location /zstd/ { add_header Content-Encoding zstd; }
                     # The fleet scenario's origin: slow, cacheable for a minute, counted in its log.
                     location /fleet/ {
                         alias \(root)/slow/;

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --interleaved URL ROUNDS BLOCK LABEL...   (c=1 variants alternated in one process)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
@@ -18,14 +18,15 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
                courier-bench --interleaved URL ROUNDS BLOCK LABEL...
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
 
           --quick       fewer requests and one run per figure; with --soak, 10,000 loads and at most 45 s
           --filter      the scenarios to run (all by default); `instructions` (instructions per request
-                        under callgrind) runs only when named, through scripts/instructions.sh
+                        under callgrind) runs only when named, through scripts/instructions.sh;
+                        `codings` runs only e2e's medium payload in gzip, brotli and zstd
           --output      where the JSON figures go (bench-results.json, or soak-results.json with --soak)
           --interleaved variants of one small GET at c=1 (tuned, defaults, defaults-same, tuned-distinct,
                         no-coalescing, no-retries, no-host-queue, no-cache, send, send-distinct; LABEL@loop
@@ -72,7 +73,7 @@ if let index = arguments.firstIndex(of: "--interleaved") {
     exit(0)
 }
 if let index = arguments.firstIndex(of: "--child") {
-    // Child mode: --child CLIENT URL CONCURRENCY REQUESTS gzip|identity
+    // Child mode: --child CLIENT URL CONCURRENCY REQUESTS identity|gzip|br|zstd
     let rest = Array(arguments[(index + 1)...])
     guard rest.count == 5, let client = Client(flag: rest[0]), let concurrency = Int(rest[2]),
         let requests = Int(rest[3])
@@ -80,8 +81,11 @@ if let index = arguments.firstIndex(of: "--child") {
         FileHandle.standardError.write(Data("bad --child arguments: \(rest)\n".utf8))
         exit(2)
     }
-    try await runChild(
-        client: client, url: rest[1], concurrency: concurrency, requests: requests, gzip: rest[4] == "gzip")
+    guard let coding = ResponseCoding(rawValue: rest[4]) else {
+        FileHandle.standardError.write(Data("bad --child coding: \(rest[4])\n".utf8))
+        exit(2)
+    }
+    try await runChild(client: client, url: rest[1], concurrency: concurrency, requests: requests, coding: coding)
     exit(0)
 }
 
@@ -175,14 +179,16 @@ print(
 let report = Report()
 let countsInstructions = filter?.contains("instructions") ?? false
 let nginx =
-    ["e2e", "typed", "openapi", "gateway", "many", "events", "coalescing", "fleet"].contains(where: selected)
+    ["e2e", "codings", "typed", "openapi", "gateway", "many", "events", "coalescing", "fleet"].contains(where: selected)
         || countsInstructions
     ? try Nginx.start() : nil
 if let nginx { print("nginx: \(nginx.version) on \(nginx.base)") }
 let postgres = nginx != nil && selected("fleet") ? try Postgres.start() : nil
 if let postgres { print("PostgreSQL: \(postgres.version) on 127.0.0.1:\(postgres.port)") }
 do {
-    if let nginx, selected("e2e") { try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
+    if let nginx, selected("e2e") || selected("codings") {
+        try endToEnd(nginx: nginx, report: report, quick: quick, runs: runs, codingsOnly: !selected("e2e"))
+    }
     #if Peers
     if let nginx, selected("typed") { try typedEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("openapi") { try openAPIEndToEnd(nginx: nginx, report: report, quick: quick, runs: runs) }

@@ -16,8 +16,11 @@ typedef struct {
     int64_t bytes;
 } raw_curl_result;
 
-/// Runs the requests; returns 0 on success, or a CURLMcode when the multi interface failed.
-int raw_curl_run(const char *url, int concurrency, int64_t requests, int accept_gzip, raw_curl_result *result);
+/// Runs the requests, asking for `accept_encoding` (NULL: no Accept-Encoding, nothing decoded;
+/// libcurl decodes what it asked for); returns 0 on success, or a CURLMcode when the multi
+/// interface failed.
+int raw_curl_run(const char *url, int concurrency, int64_t requests, const char *accept_encoding,
+                 raw_curl_result *result);
 
 
 
