@@ -128,7 +128,7 @@ import Testing
     }
 
     static func expectCorruptInAnyChunking(_ frame: [UInt8]) throws {
-        for chunkSize in [1, 2, 3, 5, frame.count] {
+        for chunkSize in [1, 2, 3, 5, 7, 14, 15, 64, frame.count] {
             var failure: ServiceError?
             do {
                 _ = try decodeInChunks(ZstdDecoder(), frame, chunkSize: chunkSize)
@@ -136,9 +136,9 @@ import Testing
                 failure = error as? ServiceError
             }
             #expect(failure?.code == .decompressionFailed, "chunk size \(chunkSize)")
-            let whole = try? frame.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }
-            #expect(whole == nil)
         }
+        let whole = try? frame.withUnsafeBytes { try ZstdDecoder().decodeAll($0, limit: nil) }
+        #expect(whole == nil)
     }
 
     /// A frame that ends exactly where the output space does (16 KiB: `decodeAll`'s first
@@ -184,6 +184,35 @@ import Testing
         let block: [UInt8] = [0x01, 0x40, 0x00] + [UInt8](repeating: 0x61, count: 2_048)
         try Self.expectCorruptInAnyChunking(header + block)
         try Self.expectCorruptInAnyChunking([0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x03, 0x00, 0x00, 0x2F])
+    }
+
+    /// A compressed block that decodes to more than its frame's window (1 KiB; the frame
+    /// declares 2,000 bytes). libzstd 1.5.4 checks a block's decoded size against the window only
+    /// block by block: in one pass it accepted this frame (found in review, confirmed in C).
+    @Test func aBlockDecodingToMoreThanTheWindowIsCorruptInAnyChunking() throws {
+        try Self.expectCorruptInAnyChunking([
+            0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x00, 0xD0, 0x06, 0x25, 0x00, 0x00, 0x05, 0x7D, 0x61, 0x00,
+        ])
+    }
+
+    /// A frame header split across two chunks, after a skippable frame. libzstd 1.5.4, on
+    /// completing a header, looks for the whole frame from where the call's input starts, not
+    /// where the header did: in chunks of 64 it decoded a "frame" starting inside this one's
+    /// header and produced 12,469 bytes of it; whole or byte by byte, the frame is corrupt (found
+    /// in review, confirmed in C).
+    @Test func aFrameHeaderSplitAcrossChunksIsReadWhereItStarts() throws {
+        let skippable: [UInt8] = [0x50, 0x2A, 0x4D, 0x18, 0x33, 0x00, 0x00, 0x00] + [UInt8](repeating: 0, count: 51)
+        // Magic, descriptor, window, content size (12,469), a 31-byte compressed block's header.
+        let header: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00]
+        let frame = header + [0xEA, 0x84, 0x01, 0x61, 0xC1, 0x00, 0x00] + [UInt8](repeating: 0x42, count: 24)
+        try Self.expectCorruptInAnyChunking(skippable + frame)
+        // A valid frame split the same way decodes.
+        let text = Payloads.text(count: 20_000)
+        let valid = skippable + Compression.zstd(text, level: 3)
+        for chunkSize in [1, 61, 62, 64, valid.count] {
+            #expect(
+                try Self.decodeInChunks(ZstdDecoder(), valid, chunkSize: chunkSize) == text, "chunks of \(chunkSize)")
+        }
     }
 
     /// What a streaming compressor writes (no content size, a window descriptor, several

@@ -19,8 +19,8 @@ struct ZstdFraming {
     private enum Stage {
         /// Collecting `width` bytes of `field`, least significant first.
         case reading(Field, width: Int)
-        /// Counting `remaining` bytes of content, then reading `next`.
-        case skipping(remaining: UInt64, then: Field)
+        /// Counting `remaining` bytes of content, then reading `width` bytes of `next`.
+        case skipping(remaining: UInt64, then: Field, width: Int)
     }
 
     private var stage = Stage.reading(.magic, width: 4)
@@ -37,6 +37,17 @@ struct ZstdFraming {
     /// declares none, or a skippable frame.
     private(set) var declaredSize: UInt64?
 
+    /// Reading a frame header, or between frames (the next magic number is a header's first
+    /// field): the bytes libzstd must be fed one at a time (see ``ZstdDecoder``).
+    var isReadingFrameHeader: Bool {
+        if case .reading(let field, _) = stage { field != .blockHeader } else { false }
+    }
+
+    /// Between frames: nothing of a next frame read yet.
+    var isBetweenFrames: Bool {
+        if case .reading(.magic, _) = stage { collected == 0 } else { false }
+    }
+
     /// - Parameter maximumWindow: the widest window a frame may ask for.
     init(maximumWindow: UInt64) {
         self.maximumWindow = maximumWindow
@@ -47,10 +58,10 @@ struct ZstdFraming {
         var index = 0
         while index < bytes.count {
             switch stage {
-            case .skipping(let remaining, let next):
+            case .skipping(let remaining, let next, let width):
                 let step = min(remaining, UInt64(bytes.count - index))
                 index += Int(step)
-                skip(remaining - step, then: next)
+                skip(remaining - step, then: next, width: width)
             case .reading(let field, let width):
                 value |= UInt64(bytes[index]) << (8 * UInt64(collected))
                 collected += 1
@@ -65,23 +76,12 @@ struct ZstdFraming {
         }
     }
 
-    private mutating func skip(_ count: UInt64, then next: Field) {
-        stage = count > 0 ? .skipping(remaining: count, then: next) : .reading(next, width: Self.width(of: next))
+    private mutating func skip(_ count: UInt64, then next: Field, width: Int) {
+        stage = count > 0 ? .skipping(remaining: count, then: next, width: width) : .reading(next, width: width)
     }
 
-    private mutating func expect(_ field: Field) {
-        stage = .reading(field, width: Self.width(of: field))
-    }
-
-    /// The width of a fixed-width field (a dictionary ID's and a content size's come from the
-    /// frame's descriptor).
-    private static func width(of field: Field) -> Int {
-        switch field {
-        case .magic, .skippableSize: 4
-        case .descriptor, .windowDescriptor: 1
-        case .blockHeader: 3
-        case .dictionaryID, .contentSize: 0
-        }
+    private mutating func expect(_ field: Field, width: Int) {
+        stage = .reading(field, width: width)
     }
 
     private mutating func finished(_ field: Field, _ value: UInt64) throws(ServiceError) {
@@ -89,15 +89,15 @@ struct ZstdFraming {
         case .magic:
             declaredSize = nil
             if value == 0xFD2F_B528 {
-                expect(.descriptor)
+                expect(.descriptor, width: 1)
             } else if value & 0xFFFF_FFF0 == 0x184D_2A50 {
-                expect(.skippableSize)
+                expect(.skippableSize, width: 4)
             } else {
                 // libzstd also reads its 0.x formats, which are no HTTP content coding.
                 throw ServiceError(.decompressionFailed, "The zstd body is not a Zstandard frame (RFC 8878).")
             }
         case .skippableSize:
-            skip(value, then: .magic)
+            skip(value, then: .magic, width: 4)
         case .descriptor:
             descriptor = UInt8(value)
             checksummed = descriptor & 0x04 != 0
@@ -108,7 +108,7 @@ struct ZstdFraming {
             if isSingleSegment {
                 afterWindow()
             } else {
-                expect(.windowDescriptor)
+                expect(.windowDescriptor, width: 1)
             }
         case .windowDescriptor:
             let base: UInt64 = 1 << (10 + (value >> 3))
@@ -124,7 +124,7 @@ struct ZstdFraming {
                 window = size
                 if window > maximumWindow { throw ZstdDecoder.windowTooLarge }
             }
-            expect(.blockHeader)
+            expect(.blockHeader, width: 3)
         case .blockHeader:
             try block(header: value)
         }
@@ -144,7 +144,7 @@ struct ZstdFraming {
     private mutating func afterWindow() {
         let width = [0, 1, 2, 4][Int(descriptor & 3)]
         if width > 0 {
-            stage = .reading(.dictionaryID, width: width)
+            expect(.dictionaryID, width: width)
         } else {
             afterDictionaryID()
         }
@@ -153,9 +153,9 @@ struct ZstdFraming {
     private mutating func afterDictionaryID() {
         let width = contentSizeWidth
         if width > 0 {
-            stage = .reading(.contentSize, width: width)
+            expect(.contentSize, width: width)
         } else {
-            expect(.blockHeader)
+            expect(.blockHeader, width: 3)
         }
     }
 
@@ -185,6 +185,10 @@ struct ZstdFraming {
                 .decompressionFailed,
                 "The zstd body is corrupt (a block of \(width) bytes, over its \(maximum)-byte maximum).")
         }
-        skip(content + (isLast && checksummed ? 4 : 0), then: isLast ? .magic : .blockHeader)
+        if isLast {
+            skip(content + (checksummed ? 4 : 0), then: .magic, width: 4)
+        } else {
+            skip(content, then: .blockHeader, width: 3)
+        }
     }
 }
