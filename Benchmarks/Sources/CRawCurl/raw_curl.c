@@ -87,6 +87,20 @@ int64_t raw_inflate_gzip(const void *input, int64_t input_length, void *output, 
     return status == Z_STREAM_END ? produced : -1;
 }
 
+/* gzip at level 9, as `gzip -9` writes it. */
+int64_t raw_compress_gzip(const void *input, int64_t input_length, void *output, int64_t capacity) {
+    z_stream stream = {0};
+    if (deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+    stream.next_in = (Bytef *)input;
+    stream.avail_in = (uInt)input_length;
+    stream.next_out = (Bytef *)output;
+    stream.avail_out = (uInt)capacity;
+    int status = deflate(&stream, Z_FINISH);
+    int64_t produced = (int64_t)stream.total_out;
+    deflateEnd(&stream);
+    return status == Z_STREAM_END ? produced : -1;
+}
+
 #include <brotli/decode.h>
 #include <brotli/encode.h>
 #include <zstd.h>

@@ -67,16 +67,24 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
         "parse dates+snake", "Foundation JSONDecoder", unit: "MB/s", samples: datedFoundation)
     report.add(
         "parse dates+snake", "Courier decode path", unit: "MB/s", samples: datedCourier, reference: datedReference)
+}
 
-    // Decode: 16 KiB pieces, as a transfer delivers them, against each library's one call over
-    // the whole buffer (zlib, libbrotlidec, libzstd).
+/// MB/s of content decoding (gzip, brotli, zstd) of the medium payload: each library's one call
+/// over the whole buffer against Courier's streaming decoder fed 16 KiB pieces (as a transfer
+/// delivers them, for streamed bodies) and Courier's whole-body decoding (as `load()` decodes a
+/// body it holds whole).
+func decoding(report: Report, quick: Bool, runs: Int) throws {
+    let body = Payloads.medium
+    report.section("Decode: MB/s on the \(body.count / 1000) KB payload (median of \(runs))")
     progress("decode")
-    let decodeIterations = quick ? 200 : 2_000
-    let gzip = try gzipped(body)
+    let iterations = quick ? 200 : 2_000
     let codings:
         [(row: String, library: String, format: StreamingDecoder.Format, compressed: Data, oneShot: RawCodec)] =
             [
-                ("inflate gzip", "zlib one-shot (C)", .gzip, gzip, raw_inflate_gzip),
+                (
+                    "inflate gzip", "zlib one-shot (C)", .gzip, try rawCompressed(body, raw_compress_gzip),
+                    raw_inflate_gzip
+                ),
                 (
                     "decode br", "libbrotlidec one-shot (C)", .brotli, try rawCompressed(body, raw_compress_brotli),
                     raw_decompress_brotli
@@ -87,11 +95,12 @@ func parse(report: Report, quick: Bool, runs: Int) throws {
                 ),
             ]
     for coding in codings {
-        let (oneShot, streaming) = try measureDecoding(
+        let measured = try measureDecoding(
             body: body, compressed: coding.compressed, format: coding.format, oneShot: coding.oneShot,
-            iterations: decodeIterations, runs: runs)
-        let library = report.add(coding.row, coding.library, unit: "MB/s", samples: oneShot)
-        report.add(coding.row, "Courier StreamingDecoder", unit: "MB/s", samples: streaming, reference: library)
+            iterations: iterations, runs: runs)
+        let library = report.add(coding.row, coding.library, unit: "MB/s", samples: measured.oneShot)
+        report.add(coding.row, "Courier, 16 KiB pieces", unit: "MB/s", samples: measured.streaming, reference: library)
+        report.add(coding.row, "Courier, whole body", unit: "MB/s", samples: measured.whole, reference: library)
     }
 }
 
@@ -111,54 +120,48 @@ func rawCompressed(_ data: Data, _ compress: RawCodec) throws -> Data {
 }
 
 /// MB/s of decoding `compressed` back into `body`: the library's one call over the whole
-/// buffer, and Courier's streaming decoder fed 16 KiB pieces; `runs` samples of each.
+/// buffer, Courier's streaming decoder fed 16 KiB pieces, and Courier's whole-body decoding;
+/// `runs` samples of each, taken in turn so that a slow stretch of the machine is shared.
 func measureDecoding(
     body: Data, compressed: Data, format: StreamingDecoder.Format, oneShot: RawCodec, iterations: Int, runs: Int
-) throws -> (oneShot: [Double], streaming: [Double]) {
+) throws -> (oneShot: [Double], streaming: [Double], whole: [Double]) {
     let megabytes = Double(body.count * iterations) / 1e6
     var output = [UInt8](repeating: 0, count: body.count + 1024)
-    let whole: [Double] = (0..<runs).map { _ in
+    func timed(_ operation: () throws -> Void) rethrows -> Double {
         let start = ContinuousClock.now
-        for _ in 0..<iterations {
-            let produced = compressed.withUnsafeBytes { input in
-                output.withUnsafeMutableBytes {
-                    oneShot(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
+        for _ in 0..<iterations { try operation() }
+        return megabytes / (ContinuousClock.now - start).seconds
+    }
+    var samples: (oneShot: [Double], streaming: [Double], whole: [Double]) = ([], [], [])
+    for _ in 0..<runs {
+        samples.oneShot.append(
+            timed {
+                let produced = compressed.withUnsafeBytes { input in
+                    output.withUnsafeMutableBytes {
+                        oneShot(input.baseAddress, Int64(input.count), $0.baseAddress, Int64($0.count))
+                    }
                 }
-            }
-            precondition(produced == body.count)
-        }
-        return megabytes / (ContinuousClock.now - start).seconds
+                precondition(produced == body.count)
+            })
+        samples.streaming.append(
+            try timed {
+                let decoder = StreamingDecoder(format: format)
+                var result = Data()
+                result.reserveCapacity(body.count)
+                var offset = 0
+                while offset < compressed.count {
+                    let end = min(offset + 16_384, compressed.count)
+                    try decoder.decode(compressed.subdata(in: offset..<end), into: &result)
+                    offset = end
+                }
+                try decoder.finish()
+                precondition(result.count == body.count)
+            })
+        samples.whole.append(
+            try timed {
+                let result = try StreamingDecoder.decodeWhole(compressed, format: format)
+                precondition(result.count == body.count)
+            })
     }
-    let streaming: [Double] = try (0..<runs).map { _ in
-        let start = ContinuousClock.now
-        for _ in 0..<iterations {
-            let decoder = StreamingDecoder(format: format)
-            var result = Data()
-            result.reserveCapacity(body.count)
-            var offset = 0
-            while offset < compressed.count {
-                let end = min(offset + 16_384, compressed.count)
-                try decoder.decode(compressed.subdata(in: offset..<end), into: &result)
-                offset = end
-            }
-            try decoder.finish()
-            precondition(result.count == body.count)
-        }
-        return megabytes / (ContinuousClock.now - start).seconds
-    }
-    return (whole, streaming)
-}
-
-/// `data` compressed by the gzip command (as nginx's `.gz` files are).
-func gzipped(_ data: Data) throws -> Data {
-    let path = NSTemporaryDirectory() + "courier-bench-\(getpid()).json"
-    let undo = [Cleanup.removes(path), Cleanup.removes(path + ".gz")]
-    defer {
-        try? FileManager.default.removeItem(atPath: path)
-        try? FileManager.default.removeItem(atPath: path + ".gz")
-        for token in undo { Cleanup.done(token) }
-    }
-    try data.write(to: URL(fileURLWithPath: path))
-    try run("/bin/gzip", ["-9", "-f", path])
-    return try Data(contentsOf: URL(fileURLWithPath: path + ".gz"))
+    return samples
 }

@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --interleaved URL ROUNDS BLOCK LABEL...   (c=1 variants alternated in one process)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
@@ -18,7 +18,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,cache,coalescing,fleet] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,fleet] [--output bench-results.json]
                courier-bench --interleaved URL ROUNDS BLOCK LABEL...
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
@@ -197,6 +197,7 @@ do {
     if let nginx, selected("many") { try manyLoads(nginx: nginx, report: report, quick: quick, runs: runs) }
     if let nginx, selected("events") { try await eventStreams(nginx: nginx, report: report, quick: quick, runs: runs) }
     if selected("parse") { try parse(report: report, quick: quick, runs: runs) }
+    if selected("decode") { try decoding(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
     #if Peers

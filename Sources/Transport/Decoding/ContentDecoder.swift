@@ -16,6 +16,14 @@ protocol ContentDecoder: AnyObject {
     func finish() throws(ServiceError)
     /// Bytes produced so far.
     var totalOut: Int { get }
+    /// The decoded size `input`, a whole body, declares where its format carries one (a zstd
+    /// frame's content size, a gzip member's `ISIZE`): a hint for sizing ``decodeAll(_:limit:)``'s
+    /// buffer, never trusted as a fact.
+    func declaredSize(of input: UnsafeRawBufferPointer) -> Int?
+}
+
+extension ContentDecoder {
+    func declaredSize(of input: UnsafeRawBufferPointer) -> Int? { nil }
 }
 
 /// A decoder whose work is one loop that fills output space as it is given (see
@@ -40,8 +48,7 @@ extension SpaceFillingDecoder {
 
     func decodeAll(_ input: UnsafeRawBufferPointer, limit: Int?) throws(ServiceError) -> Data {
         guard input.count > 0 else { return Data() }
-        let data = try DecodedOutput.collect(inputCount: input.count, limit: limit) {
-            (nextSpace) throws(ServiceError) in
+        let data = try DecodedOutput.collect(input, of: self, limit: limit) { (nextSpace) throws(ServiceError) in
             try fill(input, limit: limit, nextSpace: nextSpace)
         }
         try finish()
@@ -73,13 +80,35 @@ enum DecodedOutput {
         .allocate(byteCount: 64 << 10, alignment: 16)
     }
 
-    /// Runs `fill` with one buffer that doubles when full (from four times the input, at most
-    /// one byte past `limit`), and returns what was written as `Data` that owns the buffer.
+    /// How far a body's declared size is believed: up to this many times its compressed size
+    /// (JSON compresses 5 to 20 times; beyond, the buffer grows as it fills, as without one).
+    static let declaredSizeTrust = 256
+
+    /// The first buffer ``collect(_:of:limit:_:)`` fills: the declared size and one byte (an
+    /// exact fit then needs no growing), within ``declaredSizeTrust`` times the input; without
+    /// one, four times the input. At least 16 KiB, at most one byte past `limit`.
+    static func firstCapacity(inputCount: Int, declaredSize: Int?, limit: Int?) -> Int {
+        let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
+        let guess =
+            if let declaredSize, declaredSize > 0 {
+                min(declaredSize, inputCount * declaredSizeTrust) + 1
+            } else {
+                inputCount * 4
+            }
+        return min(max(guess, 16 << 10), ceiling)
+    }
+
+    /// Runs `fill`, `decoder` decoding the whole body `input`, with one buffer that doubles
+    /// when full (from ``firstCapacity(inputCount:declaredSize:limit:)`` with the size `input`
+    /// declares, at most one byte past `limit`), and returns what was written as `Data` that
+    /// owns the buffer.
     static func collect(
-        inputCount: Int, limit: Int?, _ fill: (NextSpace) throws(ServiceError) -> Void
+        _ input: UnsafeRawBufferPointer, of decoder: some ContentDecoder, limit: Int?,
+        _ fill: (NextSpace) throws(ServiceError) -> Void
     ) throws(ServiceError) -> Data {
         let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
-        var (buffer, capacity) = LargeBuffer.allocate(min(max(inputCount * 4, 16 << 10), ceiling))
+        var (buffer, capacity) = LargeBuffer.allocate(
+            firstCapacity(inputCount: input.count, declaredSize: decoder.declaredSize(of: input), limit: limit))
         var used = 0
         do {
             try fill { (filled: Int) throws(ServiceError) in

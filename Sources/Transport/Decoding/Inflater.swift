@@ -88,8 +88,7 @@ final class Inflater: ContentDecoder {
         guard input.count > 0 else { return Data() }
         try start(firstBytes: input)
         sawInput = true
-        let data = try DecodedOutput.collect(inputCount: input.count, limit: limit) {
-            (nextSpace) throws(ServiceError) in
+        let data = try DecodedOutput.collect(input, of: self, limit: limit) { (nextSpace) throws(ServiceError) in
             try run(input, limit: limit, nextSpace: nextSpace)
         }
         try finish()
@@ -104,6 +103,13 @@ final class Inflater: ContentDecoder {
 
     func decodeAll(_ input: UnsafeRawBufferPointer, limit: Int?) throws(ServiceError) -> Data {
         try inflateAll(input, limit: limit)
+    }
+
+    /// A gzip body's last four bytes, its last member's `ISIZE` (RFC 1952: the size modulo
+    /// 2^32; the whole size when the body is one member, as bodies are). Deflate declares none.
+    func declaredSize(of input: UnsafeRawBufferPointer) -> Int? {
+        guard encoding == .gzip, input.count >= 18 else { return nil }
+        return Int(input.loadUnaligned(fromByteOffset: input.count - 4, as: UInt32.self).littleEndian)
     }
 
     /// Confirms that the stream reached its end.

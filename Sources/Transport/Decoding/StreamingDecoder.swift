@@ -59,4 +59,19 @@ public import FoundationEssentials
 
     /// Bytes produced so far.
     public var totalOut: Int { decoder.totalOut }
+
+    /// Decodes a whole body held in memory, the way `load()` does: into one buffer sized from
+    /// what the body declares, when it declares its size.
+    public static func decodeWhole(_ body: Data, format: Format, limit: Int? = nil) throws(ServiceError) -> Data {
+        let decoder = StreamingDecoder(format: format, limit: limit).decoder
+        var result: Result<Data, ServiceError> = .success(Data())
+        body.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            do throws(ServiceError) {
+                result = .success(try decoder.decodeAll(input, limit: limit))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
 }

@@ -70,6 +70,14 @@ final class ZstdDecoder: SpaceFillingDecoder {
         }
     }
 
+    /// The first frame's declared content size (a skippable frame declares none).
+    func declaredSize(of input: UnsafeRawBufferPointer) -> Int? {
+        let size = ZSTD_getFrameContentSize(input.baseAddress, input.count)
+        // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest values.
+        guard size > 0, size < UInt64.max - 1, size <= UInt64(Int.max) else { return nil }
+        return Int(size)
+    }
+
     static let windowTooLarge = ServiceError(
         .decompressionFailed, "The zstd body needs a window over \(1 << maximumWindowLog) bytes, more than HTTP allows."
     )

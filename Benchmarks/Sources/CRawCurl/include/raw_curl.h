@@ -27,6 +27,8 @@ int raw_curl_run(const char *url, int concurrency, int64_t requests, const char 
 /// One-shot zlib inflate of a whole gzip buffer into `output` (the reference for Courier's
 /// streaming decoder). Returns the inflated size, or -1 on error.
 int64_t raw_inflate_gzip(const void *input, int64_t input_length, void *output, int64_t capacity);
+/// gzip at level 9, as `gzip -9` writes it. Returns the compressed size, or -1 on error.
+int64_t raw_compress_gzip(const void *input, int64_t input_length, void *output, int64_t capacity);
 /// One-shot brotli and zstd (the libraries' own single calls), and their compressors for the
 /// benchmark's payloads (brotli quality 11, zstd level 3). Each returns the bytes produced or -1.
 int64_t raw_decompress_brotli(const void *input, int64_t input_length, void *output, int64_t capacity);
