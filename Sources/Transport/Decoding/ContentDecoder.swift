@@ -88,15 +88,17 @@ enum DecodedOutput {
     /// exact fit then needs no growing), within ``declaredSizeTrust`` times the input; without
     /// one, four times the input. At least 16 KiB, at most one byte past `limit`.
     static func firstCapacity(inputCount: Int, declaredSize: Int?, limit: Int?) -> Int {
-        let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
         let guess =
             if let declaredSize, declaredSize > 0 {
                 min(declaredSize, inputCount * declaredSizeTrust) + 1
             } else {
                 inputCount * 4
             }
-        return min(max(guess, 16 << 10), ceiling)
+        return min(max(guess, 16 << 10), ceiling(limit))
     }
+
+    /// The most a whole-body buffer holds: one byte past `limit` (to tell "too large" apart).
+    private static func ceiling(_ limit: Int?) -> Int { limit.map { $0 + 1 } ?? Int.max / 2 }
 
     /// Runs `fill`, `decoder` decoding the whole body `input`, with one buffer that doubles
     /// when full (from ``firstCapacity(inputCount:declaredSize:limit:)`` with the size `input`
@@ -106,7 +108,7 @@ enum DecodedOutput {
         _ input: UnsafeRawBufferPointer, of decoder: some ContentDecoder, limit: Int?,
         _ fill: (NextSpace) throws(ServiceError) -> Void
     ) throws(ServiceError) -> Data {
-        let ceiling = limit.map { $0 + 1 } ?? Int.max / 2
+        let ceiling = ceiling(limit)
         var (buffer, capacity) = LargeBuffer.allocate(
             firstCapacity(inputCount: input.count, declaredSize: decoder.declaredSize(of: input), limit: limit))
         var used = 0

@@ -44,8 +44,8 @@ final class ZstdDecoder: SpaceFillingDecoder {
             // which checks less than block by block does (a block decoding to more than the
             // window is accepted) and, in 1.5.4, reads the frame from where the call's input
             // starts rather than where the header did (a header split across calls is decoded
-            // as a different frame). Both found by fuzzing; a byte per call never leaves a
-            // whole frame behind a completed header. Some 6 to 18 calls per frame.
+            // as a different frame). Both found in review and confirmed in C; a byte per call
+            // never leaves a whole frame behind a completed header. Some 6 to 18 calls per frame.
             source.size = framing.isReadingFrameHeader ? min(source.pos + 1, input.count) : input.count
             var target = ZSTD_outBuffer(dst: space.baseAddress, size: space.count, pos: 0)
             let consumedBefore = source.pos
