@@ -61,9 +61,18 @@ enum Cleanup {
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
             Glibc.signal(signal) { received in
                 var received = received
+                signalReceived.store(true, ordering: .relaxed)
                 _ = write(signalPipe.load(ordering: .relaxed), &received, MemoryLayout<Int32>.size)
             }
         }
+    }
+
+    /// Returns at once, unless a signal has come: then the signal thread is undoing what is
+    /// registered (stopping a server under a running scenario, which may be why the caller
+    /// failed) and will exit with 128 + the signal, so the calling thread waits for that instead
+    /// of reporting a failure and exiting with a status of its own.
+    static func yieldsToSignal() {
+        while signalReceived.load(ordering: .relaxed) { pause() }
     }
 
     /// Undoes everything registered, newest first, and exits with 128 + `signal`.
@@ -82,6 +91,10 @@ enum Cleanup {
 
 /// Where the signal handler writes (atomics are async-signal-safe).
 private let signalPipe = Atomic<Int32>(-1)
+
+/// Set by the signal handler before it writes to the pipe, so that ``Cleanup/exit(_:)`` can
+/// tell a failure caused by the undoing from one of its own.
+private let signalReceived = Atomic<Bool>(false)
 
 /// Makes this process (a client the benchmark started) end with SIGKILL when its parent ends,
 /// however the parent ends; exits at once if the parent is already gone.

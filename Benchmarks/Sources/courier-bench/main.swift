@@ -207,6 +207,7 @@ do {
     #endif
     if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
 } catch {
+    Cleanup.yieldsToSignal()
     nginx?.stop()
     postgres?.stop()
     progress(nil)
