@@ -185,8 +185,11 @@ struct SecretMasker {
     /// The `--data-binary` argument for `body`.
     func body(_ body: RequestBody, contentType: String?) -> String {
         if case .file(let path) = body.storage { return "@" + path }
+        if let stream = body.streamed {
+            return "@streamed-body-\(stream.length.map { "\($0)-bytes" } ?? "of-unknown-length")-not-shown"
+        }
         guard let bytes = body.inMemoryBytes else {
-            let files = body.segments.filter { if case .file = $0 { true } else { false } }.count
+            let files = (body.segments ?? []).filter { if case .file = $0 { true } else { false } }.count
             return "@multipart-body-with-\(files)-file\(files == 1 ? "" : "s")-not-shown"
         }
         guard bytes.count <= Self.inlineBodyLimit, let text = Self.printableText(bytes) else {

@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
 /// The body of a request: bytes in memory, a file streamed from disk (never loaded whole),
-/// or a sequence of both (how multipart forms stream their files).
+/// a sequence of both (how multipart forms stream their files), or the chunks of an
+/// `AsyncSequence` produced while the request is sent (``stream(_:length:contentType:)``).
 public struct RequestBody: Sendable {
     /// One piece of a body.
     package enum Segment: Sendable {
@@ -15,6 +16,8 @@ public struct RequestBody: Sendable {
         case bytes(Data)
         case file(path: String)
         case segments([Segment])
+        /// Chunks produced while the body is sent, read once.
+        case stream(StreamedBody)
     }
 
     package let storage: Storage
@@ -54,11 +57,12 @@ public struct RequestBody: Sendable {
         RequestBody(storage: .segments(segments), contentType: contentType)
     }
 
-    /// The size in bytes, when it is known without touching the disk.
+    /// The size in bytes, when it is known without touching the disk or reading a stream.
     package var knownLength: Int? {
         switch storage {
         case .bytes(let data): return data.count
         case .file: return nil
+        case .stream(let stream): return stream.length
         case .segments(let segments):
             var total = 0
             for segment in segments {
@@ -69,11 +73,11 @@ public struct RequestBody: Sendable {
         }
     }
 
-    /// The bytes, when the whole body is in memory (no file segment).
+    /// The bytes, when the whole body is in memory (no file segment, not a stream).
     package var inMemoryBytes: Data? {
         switch storage {
         case .bytes(let data): return data
-        case .file: return nil
+        case .file, .stream: return nil
         case .segments(let segments):
             var joined = Data()
             for segment in segments {
@@ -84,12 +88,19 @@ public struct RequestBody: Sendable {
         }
     }
 
-    /// The pieces of this body in order.
-    package var segments: [Segment] {
+    /// The pieces of this body in order; `nil` for a stream, whose pieces are not known
+    /// before it is sent.
+    package var segments: [Segment]? {
         switch storage {
         case .bytes(let data): [.bytes(data)]
         case .file(let path): [.file(path: path)]
         case .segments(let segments): segments
+        case .stream: nil
         }
+    }
+
+    /// The streamed body's chunks, for a body made by ``stream(_:length:contentType:)``.
+    package var streamed: StreamedBody? {
+        if case .stream(let stream) = storage { stream } else { nil }
     }
 }

@@ -74,6 +74,16 @@ extension ServiceError {
         /// A local file for an upload or download could not be read or written.
         public static let fileAccess = Code(
             "fileAccess", suggestion: "Check that the file exists and that the process may read or write it.")
+        /// A streamed request body failed: its sequence threw (the underlying error), or it
+        /// ended with more or fewer bytes than the length it declared.
+        public static let requestBodyFailed = Code(
+            "requestBodyFailed",
+            suggestion: "Check the sequence that produces the request body; the request was not completed.")
+        /// The request had to be sent again (a redirect that keeps the body) but its body is a
+        /// stream, which is read once.
+        public static let bodyNotReplayable = Code(
+            "bodyNotReplayable",
+            suggestion: "Send the body as bytes or a file where the request may be redirected or retried.")
         /// Another network failure.
         public static let networkFailed = Code(
             "networkFailed", retryable: true, suggestion: "Check the network connection and try again.")

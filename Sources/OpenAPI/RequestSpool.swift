@@ -30,10 +30,23 @@ struct RequestSpool: Sendable {
     /// in `directory` once it (or its declared length) grows past it. Throws `invalidRequest`
     /// past `limit` bytes, `fileAccess` when the file cannot be created or written,
     /// `cancelled` when the task is cancelled, `encodingFailed` when the body fails to read.
+    ///
+    /// With `streams` (no retry can send the request again), a body that is not known to fit
+    /// the threshold is not read here at all: it goes out as a
+    /// ``RequestBody/stream(_:length:contentType:)``, chunk by chunk as it is produced, still
+    /// within `limit`.
     static func make(
-        from body: HTTPBody?, threshold: Int, limit: Int, directory: URL
+        from body: HTTPBody?, threshold: Int, limit: Int, directory: URL, streams: Bool = false
     ) async throws(ServiceError) -> RequestSpool {
         guard let body else { return RequestSpool(body: nil, path: nil) }
+        if streams, !body.length.isKnownWithin(threshold) {
+            var length: Int?
+            if case .known(let declared) = body.length {
+                guard declared <= limit else { throw tooLarge(declared, limit: limit) }
+                length = Int(declared)
+            }
+            return RequestSpool(body: .stream(LimitedChunks(body: body, limit: limit), length: length), path: nil)
+        }
         var file: SpoolFile?
         do {
             var chunks = body.makeAsyncIterator()
@@ -91,7 +104,7 @@ struct RequestSpool: Sendable {
         if let path { unlink(path) }
     }
 
-    private static func tooLarge(_ length: Int64?, limit: Int) -> ServiceError {
+    fileprivate static func tooLarge(_ length: Int64?, limit: Int) -> ServiceError {
         let size = length.map { "\($0) bytes" } ?? "more bytes"
         return ServiceError(
             .invalidRequest, "The request body has \(size) than the transport's limit of \(limit) bytes allows.")
@@ -147,8 +160,34 @@ private final class SpoolFile {
 
 extension HTTPBody.Length {
     /// Whether a body of this length may fit in `threshold` bytes (an unknown length may).
+    fileprivate func isKnownWithin(_ threshold: Int) -> Bool {
+        if case .known(let length) = self { return length <= threshold }
+        return false
+    }
+
     fileprivate func isWithin(_ threshold: Int) -> Bool {
         if case .known(let length) = self { return length <= threshold }
         return true
     }
+}
+
+/// An OpenAPI body's chunks as `Data`, failing with `invalidRequest` once they pass `limit`.
+private struct LimitedChunks: AsyncSequence, Sendable {
+    let body: HTTPBody
+    let limit: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var chunks: HTTPBody.AsyncIterator
+        let limit: Int
+        var total = 0
+
+        mutating func next() async throws -> Data? {
+            guard let chunk = try await chunks.next() else { return nil }
+            total += chunk.count
+            guard total <= limit else { throw RequestSpool.tooLarge(nil, limit: limit) }
+            return Data(chunk)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: body.makeAsyncIterator(), limit: limit) }
 }

@@ -8,7 +8,9 @@ extension CurlTransport {
     /// The transfer for one hop, its request prepared for curl.
     @inline(never)
     func makeTransfer(_ hop: RedirectHop, options: TransferOptions) -> Transfer {
-        Transfer(request: PreparedRequest(hop.request, body: hop.body, options: options), bodyBuffers: bodyBuffers)
+        Transfer(
+            request: PreparedRequest(hop.request, body: hop.body, options: options), bodyBuffers: bodyBuffers,
+            streamBufferSize: configuration.streamBufferSize)
     }
 
     /// The response `send` returns for the last hop: its redirects counted, its body inflated

@@ -25,7 +25,8 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         public var maximumConnections = 0
         /// Idle connections kept for reuse; 0 lets curl size its cache. 0 by default.
         public var maximumIdleConnections = 0
-        /// Bytes a streamed body may buffer before the transfer pauses. 256 KiB by default.
+        /// Bytes a streamed response body may buffer before the transfer pauses, and a streamed
+        /// request body before its sequence waits. 256 KiB by default.
         public var streamBufferSize = 256 << 10
         /// Bytes of released body buffers (32 KiB to 1 MiB each) kept for the next responses;
         /// 0 keeps none. 16 MiB by default. Larger bodies always go straight back to the system,

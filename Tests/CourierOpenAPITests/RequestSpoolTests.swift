@@ -46,6 +46,38 @@ struct RequestSpoolTests {
         }
     }
 
+    /// No retry can send the body again (the operation's policy is `.none`): it streams as the
+    /// body produces it, and no spool file is ever made, though it is past the threshold.
+    @Test("a body no retry needs streams without a spool file, byte-exact")
+    func bodyWithoutRetriesStreams() async throws {
+        var configuration = CourierClientTransport.Configuration()
+        configuration.retryPolicies["upload"] = RetryPolicy.none
+        try await withUploads(configuration) { server, transport, spool in
+            let upload = Task {
+                try await put(transport, server, "gated-streamed", PatternChunks.body(count: Self.large))
+            }
+            #expect(await server.waitUntilHeld("streamed", count: 1))
+            #expect(spool.files().isEmpty)
+            server.openGate("streamed")
+            let report = try await upload.value
+            #expect(report.attempts == [Self.expected(Self.large)])
+        }
+    }
+
+    @Test("a streamed body past the size limit fails with invalidRequest")
+    func streamedBodyPastTheLimit() async throws {
+        var configuration = CourierClientTransport.Configuration()
+        configuration.retryPolicies["upload"] = RetryPolicy.none
+        configuration.maximumRequestBodySize = 2_000_000
+        try await withUploads(configuration) { server, transport, spool in
+            let error = await serviceError {
+                _ = try await put(transport, server, "too-large", PatternChunks.body(count: Self.large))
+            }
+            #expect(error?.code == .invalidRequest)
+            #expect(spool.files().isEmpty)
+        }
+    }
+
     @Test("the spool file (0600, the whole body) exists during the upload and is gone after success")
     func spoolFileLivesUntilSuccess() async throws {
         try await withUploads { server, transport, spool in
@@ -65,7 +97,10 @@ struct RequestSpoolTests {
     @Test("the spool file is gone after a failed request")
     func spoolFileGoneAfterFailure() async throws {
         var configuration = CourierClientTransport.Configuration()
-        configuration.retryPolicies["upload"] = RetryPolicy.none
+        // A policy that may retry, so the body is spooled (with none it would stream); the
+        // second attempt fails as the first did, the gate being open.
+        configuration.retryPolicies["upload"] = RetryPolicy(
+            maximumAttempts: 2, initialDelay: .milliseconds(1), jitter: 0)
         try await withUploads(configuration) { server, transport, spool in
             let upload = Task { try await put(transport, server, "dropped-f", PatternChunks.body(count: Self.large)) }
             #expect(await server.waitUntilHeld("f", count: 1))

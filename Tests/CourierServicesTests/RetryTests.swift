@@ -76,6 +76,32 @@ struct RetryTests {
         }
     }
 
+    /// A streamed body is read by the first attempt: a PUT that would be retried is not, the
+    /// server sees one request and the answer stands.
+    @Test("a request with a streamed body is never retried")
+    func streamedBodiesAreNotRetried() async throws {
+        struct Upload: Resource {
+            typealias Response = Data
+            let base: String
+            var method: HTTPRequest.Method { .put }
+            var endpoint: Endpoint { Endpoint(base, path: "/flaky", query: ["key": "streamed", "failures": "1"]) }
+            var body: RequestBody? {
+                let (chunks, continuation) = AsyncStream<Data>.makeStream()
+                continuation.yield(Data("part one, ".utf8))
+                continuation.yield(Data("part two".utf8))
+                continuation.finish()
+                return .stream(chunks)
+            }
+        }
+        let clock = RecordingClock()
+        try await withCoordinator(configuration: configuration(clock: clock)) { server, coordinator in
+            let error = await serviceError { _ = try await coordinator.load(Upload(base: server.baseURL)) }
+            #expect(error?.status?.code == 503)
+            #expect(clock.sleeps.isEmpty)
+            #expect(server.requests(to: "/flaky").count == 1)
+        }
+    }
+
     @Test("404 is never retried; a refused connection is")
     func whatRetries() async throws {
         let clock = RecordingClock()

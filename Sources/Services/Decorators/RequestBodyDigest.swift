@@ -27,6 +27,12 @@ public struct RequestBodyDigest: Sendable, Hashable {
     public init(of body: RequestBody?) throws {
         var digest = SHA256()
         var length = 0
+        if let body, body.streamed != nil {
+            throw ServiceError(
+                .invalidRequest,
+                "A streamed request body cannot be digested before it is sent: sign it without its digest, or send bytes or a file."
+            )
+        }
         for segment in body?.segments ?? [] {
             switch segment {
             case .bytes(let data):

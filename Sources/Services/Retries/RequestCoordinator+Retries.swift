@@ -132,6 +132,8 @@ extension RequestCoordinator {
     private nonisolated func retryDecision(
         after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
     ) -> RetryDecision {
+        // A streamed body was read by the first attempt: there is nothing to send again.
+        if transfer.body?.isReplayable == false { return .stands }
         guard
             let delay = transfer.policy.delay(
                 after: outcome, of: transfer.request, attempt: attempt,

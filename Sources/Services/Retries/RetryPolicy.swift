@@ -118,6 +118,12 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Safe methods, `PUT` and `DELETE`, or any request carrying an `Idempotency-Key`.
+    /// Whether this policy may send `request` more than once (``CourierOpenAPI`` streams a large
+    /// request body instead of spooling it when it may not).
+    package func mayRetry(_ request: HTTPRequest) -> Bool {
+        maximumAttempts > 1 && (retriesNonIdempotentRequests || Self.isIdempotent(request))
+    }
+
     static func isIdempotent(_ request: HTTPRequest) -> Bool {
         switch request.method {
         case .get, .head, .options, .trace, .put, .delete: return true

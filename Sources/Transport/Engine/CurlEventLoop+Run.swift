@@ -146,6 +146,11 @@ extension CurlEventLoop {
         }
         transfer.handleFootprint = footprint
         transfer.handleUses = handle.uses
+        // A streamed body's producer starts once curl has the transfer; it resumes the transfer
+        // when curl paused it for want of bytes.
+        transfer.upload?.channel?.start { [weak self, weak transfer] in
+            if let self, let transfer { self.unpause(transfer) }
+        }
         if let limit = transfer.request.options.idleTimeout {
             let watch = IdleWatch(limit: limit, started: courier_coarse_now(), sendsBody: transfer.upload != nil)
             transfer.idleWatch = watch

@@ -30,3 +30,5 @@ struct FIFO<Element> {
         for index in head..<storage.count { if let element = storage[index] { body(element) } }
     }
 }
+
+extension FIFO: Sendable where Element: Sendable {}

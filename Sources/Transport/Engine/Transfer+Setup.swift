@@ -108,7 +108,7 @@ extension Transfer {
 
         // Method and body.
         if let body = request.body {
-            let source = try UploadSource(body)
+            let source = try UploadSource(body, streamBufferSize: streamBufferSize)
             upload = source
             check(courier_easy_setopt_long(handle, CURLOPT_POST, 1), .upload)
             check(courier_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(source.length)))

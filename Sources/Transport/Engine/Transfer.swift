@@ -69,6 +69,9 @@ final class Transfer: @unchecked Sendable {
 
     /// Where large body buffers come from and go back to.
     let bodyBuffers: BodyBufferPool
+    /// Bytes of a streamed request body buffered before its producer waits
+    /// (``CurlTransport/Configuration/streamBufferSize``).
+    let streamBufferSize: Int
 
     enum Admission {
         case new
@@ -78,9 +81,10 @@ final class Transfer: @unchecked Sendable {
         case gone
     }
 
-    init(request: PreparedRequest, bodyBuffers: BodyBufferPool) {
+    init(request: PreparedRequest, bodyBuffers: BodyBufferPool, streamBufferSize: Int = 256 << 10) {
         self.request = request
         self.bodyBuffers = bodyBuffers
+        self.streamBufferSize = streamBufferSize
         loopSide = LoopBound(TransferLoopSide(head: ResponseHeadParser(limit: request.options.maximumHeaderSize)))
         deadline = request.options.timeout.map { ContinuousClock.now + $0 }
     }
@@ -196,15 +200,31 @@ final class Transfer: @unchecked Sendable {
 
     func readBody(into target: UnsafeMutableRawBufferPointer) -> Int {
         touch()
-        guard let upload, let count = upload.read(into: target) else {
+        guard let upload else {
             abortError = ServiceError(.fileAccess, "Reading the request body failed.")
             return courier_readfunc_abort
         }
-        return count
+        switch upload.read(into: target) {
+        case .bytes(let count):
+            return count
+        case .pause:
+            isPaused = true
+            return courier_readfunc_pause
+        case .failed(let error):
+            abortError = error
+            return courier_readfunc_abort
+        }
     }
 
     func seekBody(to offset: Int64) -> Int32 {
-        upload?.seek(to: offset) == true ? Int32(courier_seekfunc_ok) : Int32(courier_seekfunc_fail)
+        if upload?.seek(to: offset) == true { return Int32(courier_seekfunc_ok) }
+        if upload?.channel != nil {
+            abortError = ServiceError(
+                .bodyNotReplayable,
+                "The request had to be sent again on a new connection after part of its body was sent, but its body is a stream, which is read once."
+            )
+        }
+        return Int32(courier_seekfunc_fail)
     }
 
     func progress(received: Int64, expectedReceive: Int64, sent: Int64, expectedSend: Int64) {

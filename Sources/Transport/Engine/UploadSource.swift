@@ -6,9 +6,9 @@ internal import Glibc
 internal import Darwin
 #endif
 
-/// Where curl's read callback takes request body bytes from: memory, open files, or a
-/// sequence of both. Files are opened (and sized) up front, so a missing file fails the
-/// request before anything is sent. Used on the loop thread only.
+/// Where curl's read callback takes request body bytes from: memory, open files, a sequence of
+/// both, or a stream's ``UploadChannel``. Files are opened (and sized) up front, so a missing
+/// file fails the request before anything is sent. Used on the loop thread only.
 final class UploadSource {
     private enum Piece {
         case bytes(Data)
@@ -26,12 +26,34 @@ final class UploadSource {
     /// The piece being read and the offset inside it.
     private var index = 0
     private var offset: Int64 = 0
-    /// The body size, sent as `Content-Length`.
+    /// The body size, sent as `Content-Length`; -1 for a stream of unknown length.
     let length: Int64
+    /// A streamed body's channel (and then no pieces).
+    let channel: UploadChannel?
 
-    init(_ body: RequestBody) throws(ServiceError) {
+    /// What a read gave.
+    enum Read {
+        case bytes(Int)
+        /// Nothing yet (a stream): pause until the channel resumes the transfer.
+        case pause
+        case failed(ServiceError)
+    }
+
+    init(_ body: RequestBody, streamBufferSize: Int) throws(ServiceError) {
+        guard let segments = body.segments else {
+            guard let streamed = body.streamed, let pump = streamed.take() else {
+                throw ServiceError(
+                    .bodyNotReplayable,
+                    "The request had to be sent again (a redirect that keeps its body, or a retry), but its body is a stream, which is read once."
+                )
+            }
+            channel = UploadChannel(highWater: streamBufferSize, declaredLength: streamed.length, pump: pump)
+            length = streamed.length.map { Int64($0) } ?? -1
+            return
+        }
+        channel = nil
         var total: Int64 = 0
-        for segment in body.segments {
+        for segment in segments {
             let piece: Piece
             switch segment {
             case .bytes(let data):
@@ -50,7 +72,10 @@ final class UploadSource {
         length = total
     }
 
-    deinit { Self.close(pieces) }
+    deinit {
+        Self.close(pieces)
+        channel?.close()
+    }
 
     private static func openFile(_ path: String) throws(ServiceError) -> Piece {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -70,9 +95,23 @@ final class UploadSource {
         for case .file(let descriptor, _) in pieces { Glibc.close(descriptor) }
     }
 
-    /// Copies the next bytes into `target`; returns the count, 0 at the end, or nil on error
-    /// (including a file that shrank while it was sent).
-    func read(into target: UnsafeMutableRawBufferPointer) -> Int? {
+    /// Copies the next bytes into `target`: their count (0 at the end), a pause (a stream with
+    /// nothing buffered yet), or a failure (a file that shrank while it was sent, a stream that
+    /// failed).
+    func read(into target: UnsafeMutableRawBufferPointer) -> Read {
+        if let channel {
+            switch channel.read(into: target) {
+            case .bytes(let count, _): return .bytes(count)
+            case .pause: return .pause
+            case .end: return .bytes(0)
+            case .failed(let error): return .failed(error)
+            }
+        }
+        return readPieces(into: target).map(Read.bytes)
+            ?? .failed(ServiceError(.fileAccess, "Reading the request body failed."))
+    }
+
+    private func readPieces(into target: UnsafeMutableRawBufferPointer) -> Int? {
         while index < pieces.count {
             let piece = pieces[index]
             let remaining = piece.size - offset
@@ -104,8 +143,10 @@ final class UploadSource {
         return 0
     }
 
-    /// Moves back to `position` (curl rewinds when it resends on a fresh connection).
+    /// Moves back to `position` (curl rewinds when it resends on a fresh connection). A stream
+    /// moves back only to its start, and only before anything was read.
     func seek(to position: Int64) -> Bool {
+        if let channel { return position == 0 && channel.canRewindToStart }
         guard position >= 0, position <= length else { return false }
         var start: Int64 = 0
         for (candidate, piece) in pieces.enumerated() {

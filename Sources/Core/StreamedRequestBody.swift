@@ -1,0 +1,77 @@
+public import FoundationEssentials
+
+/// A request body produced while it is sent: the chunks of an `AsyncSequence`, read once.
+///
+/// The transport pulls the chunks through ``RequestBody/StreamedBody/take()`` the first time it
+/// sends the body; a second send (a retry, a redirect that keeps the body) finds nothing to take
+/// and fails with ``ServiceError/Code/bodyNotReplayable`` instead of sending a different body.
+extension RequestBody {
+    /// Where a streamed body's chunks go: the transport's buffer, which suspends the producer
+    /// while it holds enough bytes (the backpressure that bounds the memory of any size).
+    package protocol ChunkSink: Sendable {
+        /// Hands one chunk over; suspends while the transport's buffer is full. Throws when the
+        /// transfer ended (failed, cancelled, or the server answered without reading it all).
+        func send(_ chunk: Data) async throws
+    }
+
+    /// The chunks of a streamed body and the length it declares, taken once.
+    package final class StreamedBody: Sendable {
+        /// Writes every chunk into the sink, in order; throws what the sequence throws.
+        package typealias Pump = @Sendable (any ChunkSink) async throws -> Void
+
+        /// The length the caller declared (sent as `Content-Length`), or `nil` for a body of
+        /// unknown length (chunked on HTTP/1.1, DATA frames until the end on HTTP/2).
+        package let length: Int?
+        private let pump: LockedValue<Pump?>
+
+        package init(length: Int?, pump: @escaping Pump) {
+            self.length = length
+            self.pump = LockedValue(pump)
+        }
+
+        /// The chunks, the first time; `nil` after that.
+        package func take() -> Pump? {
+            pump.withLock { pump in
+                defer { pump = nil }
+                return pump
+            }
+        }
+    }
+
+    /// A body whose bytes are the chunks of `chunks`, read as the request is sent, with
+    /// backpressure: the sequence is asked for its next chunk only when the transport's buffer
+    /// has room, so a body of any size is sent in bounded memory.
+    ///
+    /// With `length`, the body goes out with that `Content-Length`, and a sequence that ends
+    /// with more or fewer bytes fails the request with `requestBodyFailed`. Without it, the body
+    /// goes out chunked on HTTP/1.1 (as DATA frames until the end on HTTP/2).
+    ///
+    /// The sequence is read once: a request with a streamed body is not retried, and a redirect
+    /// that must resend the body (307, 308) fails with `bodyNotReplayable`. An error the sequence
+    /// throws fails the request with `requestBodyFailed`, the sequence's error as its underlying
+    /// error.
+    ///
+    /// ```swift
+    /// let lines = AsyncStream<Data> { continuation in
+    ///     for number in 1...3 { continuation.yield(Data("line \(number)\n".utf8)) }
+    ///     continuation.finish()
+    /// }
+    /// let body = RequestBody.stream(lines, contentType: "text/plain")
+    /// ```
+    public static func stream<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, length: Int? = nil, contentType: String? = nil
+    ) -> RequestBody where Chunks.Element == Data {
+        let body = StreamedBody(length: length.map { max($0, 0) }) { sink in
+            for try await chunk in chunks where !chunk.isEmpty {
+                try await sink.send(chunk)
+            }
+        }
+        return RequestBody(storage: .stream(body), contentType: contentType)
+    }
+
+    /// Whether the body can be sent more than once (for a retry or a redirect): every body but
+    /// a stream's.
+    public var isReplayable: Bool {
+        if case .stream = storage { false } else { true }
+    }
+}
