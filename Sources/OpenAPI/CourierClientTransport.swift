@@ -34,14 +34,15 @@ public import OpenAPIRuntime
 /// default; `responseTooLarge` otherwise) and reaches the runtime in 64 KiB chunks, never
 /// copied whole a second time.
 ///
-/// A request body that a retry may send again (an idempotent request, or a retry policy that
-/// retries any) is read once and kept so that it replays on retries and decorator replays: in
+/// A request body that a retry or a decorator's replay may send again (an idempotent request, a
+/// retry policy that retries any, or a coordinator with a `BearerTokenDecorator`) is read once
+/// and kept so that it replays on retries and decorator replays: in
 /// memory up to ``Configuration/requestBodySpoolThreshold`` (1 MiB by default), else spooled
 /// chunk by chunk to a temporary file (in ``Configuration/requestBodySpoolDirectory``) that each
-/// attempt re-reads, so a large upload is never held whole. A body no retry can send again (a
-/// `POST` under the default policy) is kept in memory only when its declared length is within
-/// the threshold; otherwise it streams as it is produced, with backpressure and no file, and a
-/// decorator replay of it (a token refresh after 401) fails with `bodyNotReplayable`. The file is removed when the request
+/// attempt re-reads, so a large upload is never held whole. Any other body (a `POST` under the
+/// default policy, with no replaying decorator) is kept in memory only when its declared length
+/// is within the threshold; otherwise it streams as it is produced, with backpressure and no
+/// file. The file is removed when the request
 /// ends (success, failure or cancellation); for a streamed response, as soon as its head is back,
 /// since no attempt can follow (an upload still in flight keeps reading its open file). A body
 /// over ``Configuration/maximumRequestBodySize`` fails with `invalidRequest`, a spool file that
@@ -71,8 +72,11 @@ public struct CourierClientTransport: ClientTransport {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         let target = try Self.absolute(request, baseURL: baseURL)
         let retryPolicy = configuration.retryPolicies[operationID]
-        // A body no retry can send again need not be kept: past the threshold it streams.
-        let retries = (retryPolicy ?? coordinator.configuration.retryPolicy).mayRetry(request)
+        // A body that neither a retry nor a decorator's replay can send again need not be kept:
+        // past the threshold it streams.
+        let retries =
+            (retryPolicy ?? coordinator.configuration.retryPolicy).mayRetry(request)
+            || coordinator.configuration.replaysLoads
         let spool = try await RequestSpool.make(
             from: body, threshold: configuration.requestBodySpoolThreshold,
             limit: configuration.maximumRequestBodySize, directory: configuration.requestBodySpoolDirectory,

@@ -64,6 +64,23 @@ struct RequestSpoolTests {
         }
     }
 
+    /// A decorator that replays after a token refresh needs the body twice: it is spooled even
+    /// when no retry would resend it.
+    @Test("with a replaying decorator a body no retry needs is still spooled, and replays")
+    func replayingDecoratorKeepsTheSpool() async throws {
+        let tokens = RotatingTokens()
+        var coordinator = RequestCoordinator.Configuration()
+        coordinator.decorators = [BearerTokenDecorator(tokens: tokens)]
+        var configuration = CourierClientTransport.Configuration()
+        configuration.retryPolicies["upload"] = RetryPolicy.none
+        try await withUploads(configuration, coordinator: coordinator) { server, transport, spool in
+            let report = try await put(transport, server, "auth-fresh", PatternChunks.body(count: Self.large))
+            #expect(report.attempts == [Self.expected(Self.large), Self.expected(Self.large)])
+            #expect(tokens.refreshes == 1)
+            #expect(spool.files().isEmpty)
+        }
+    }
+
     @Test("a streamed body past the size limit fails with invalidRequest")
     func streamedBodyPastTheLimit() async throws {
         var configuration = CourierClientTransport.Configuration()

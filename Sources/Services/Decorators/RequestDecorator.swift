@@ -79,3 +79,9 @@ protocol ResponseObservingDecorator: RequestDecorator {
     /// Part of the coalescing key of the current task's loads (hashed), or nil.
     var coalescingPartition: String? { get }
 }
+
+extension RequestCoordinator.Configuration {
+    /// Whether a decorator may replay a load (a token refresh after 401): its body must then be
+    /// sendable twice.
+    package var replaysLoads: Bool { decorators.contains { $0 is any ReplayingDecorator } }
+}

@@ -119,7 +119,7 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Safe methods, `PUT` and `DELETE`, or any request carrying an `Idempotency-Key`.
     /// Whether this policy may send `request` more than once (``CourierOpenAPI`` streams a large
-    /// request body instead of spooling it when it may not).
+    /// request body instead of spooling it when neither it nor a decorator may).
     package func mayRetry(_ request: HTTPRequest) -> Bool {
         maximumAttempts > 1 && (retriesNonIdempotentRequests || Self.isIdempotent(request))
     }
