@@ -16,6 +16,9 @@ import Testing
         let size: Int
         var produced: LockedValue<Int>? = nil
         var failAfter: Int? = nil
+        /// The pattern made beforehand (a local of the test, not a global, which the leak
+        /// checker would report), for a producer faster than the server.
+        var source: Data? = nil
 
         struct ChunkFailure: Error {}
 
@@ -29,16 +32,14 @@ import Testing
                 index += 1
                 chunks.produced?.withLock { $0 += chunks.size }
                 // Sliced from bytes made once, so the producer is far faster than the server.
-                if offset + chunks.size <= PatternChunks.pattern.count {
-                    return PatternChunks.pattern.subdata(in: offset..<offset + chunks.size)
+                if let source = chunks.source, offset + chunks.size <= source.count {
+                    return source.subdata(in: offset..<offset + chunks.size)
                 }
                 return Data(Payloads.pattern(offset..<offset + chunks.size))
             }
         }
 
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: self) }
-
-        static let pattern = Data(Payloads.pattern(0..<(8 << 20)))
     }
 
     @Test func aBodyOfUnknownLengthGoesOutChunked() async throws {
@@ -96,7 +97,8 @@ import Testing
                 }
                 return most
             }
-            let chunks = PatternChunks(count: 512, size: 16 << 10, produced: produced)  // 8 MiB
+            let source = Data(Payloads.pattern(0..<(8 << 20)))
+            let chunks = PatternChunks(count: 512, size: 16 << 10, produced: produced, source: source)  // 8 MiB
             let response = try await transport.send(
                 server.request("/echo", method: .post), body: .stream(chunks), options: options)
             let echo = try Echo(response.body)
