@@ -39,6 +39,10 @@ CURLcode courier_easy_setopt_seek_callback(CURL *handle, courier_seek_callback c
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
 }
 
+CURLcode courier_easy_setopt_trailer_callback(CURL *handle, courier_trailer_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_TRAILERFUNCTION, callback);
+}
+
 CURLcode courier_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -44,6 +44,9 @@ public struct TransportResponse: Sendable {
     public var body: Data
     /// Timings and sizes reported by the transport.
     public var metrics: TransferMetrics
+    /// The trailer fields that followed the body (HTTP/1.1 chunked, or HTTP/2), empty when
+    /// there were none. Kept apart from ``head``: a trailer never changes a header field.
+    public var trailers = HTTPFields()
 
     /// Creates a response (for transports and test doubles).
     public init(head: HTTPResponse, body: Data = Data(), metrics: TransferMetrics = TransferMetrics()) {

@@ -2,7 +2,7 @@ public import FoundationEssentials
 
 /// The body of a request: bytes in memory, a file streamed from disk (never loaded whole),
 /// a sequence of both (how multipart forms stream their files), or the chunks of an
-/// `AsyncSequence` produced while the request is sent (``stream(_:length:contentType:)``).
+/// `AsyncSequence` produced while the request is sent (``stream(_:length:contentType:trailers:)``).
 public struct RequestBody: Sendable {
     /// One piece of a body.
     package enum Segment: Sendable {
@@ -99,7 +99,7 @@ public struct RequestBody: Sendable {
         }
     }
 
-    /// The streamed body's chunks, for a body made by ``stream(_:length:contentType:)``.
+    /// The streamed body's chunks, for a body made by ``stream(_:length:contentType:trailers:)``.
     package var streamed: StreamedBody? {
         if case .stream(let stream) = storage { stream } else { nil }
     }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import HTTPTypes
 
 /// A request body produced while it is sent: the chunks of an `AsyncSequence`, read once.
 ///
@@ -16,16 +17,20 @@ extension RequestBody {
 
     /// The chunks of a streamed body and the length it declares, taken once.
     package final class StreamedBody: Sendable {
-        /// Writes every chunk into the sink, in order; throws what the sequence throws.
-        package typealias Pump = @Sendable (any ChunkSink) async throws -> Void
+        /// Writes every chunk into the sink, in order, then returns the trailer fields (empty
+        /// when there are none); throws what the sequence or the trailers' closure throws.
+        package typealias Pump = @Sendable (any ChunkSink) async throws -> HTTPFields
 
         /// The length the caller declared (sent as `Content-Length`), or `nil` for a body of
         /// unknown length (chunked on HTTP/1.1, DATA frames until the end on HTTP/2).
         package let length: Int?
+        /// Whether the body ends with trailer fields (sent chunked, over HTTP/1.1).
+        package let hasTrailers: Bool
         private let pump: LockedValue<Pump?>
 
-        package init(length: Int?, pump: @escaping Pump) {
+        package init(length: Int?, hasTrailers: Bool = false, pump: @escaping Pump) {
             self.length = length
+            self.hasTrailers = hasTrailers
             self.pump = LockedValue(pump)
         }
 
@@ -46,6 +51,12 @@ extension RequestBody {
     /// with more or fewer bytes fails the request with `requestBodyFailed`. Without it, the body
     /// goes out chunked on HTTP/1.1 (as DATA frames until the end on HTTP/2).
     ///
+    /// `trailers`, when given, is called once the sequence has ended, and its fields go out
+    /// after the last chunk (a digest of what was sent, say). Trailers need the chunked framing
+    /// of HTTP/1.1, so a body with trailers has no `length` and its request goes out over
+    /// HTTP/1.1 (curl sends no request trailers on HTTP/2); a `length` with trailers fails the
+    /// request with `invalidRequest`.
+    ///
     /// The sequence is read once: a request with a streamed body is not retried, and a redirect
     /// that must resend the body (307, 308) fails with `bodyNotReplayable`. An error the sequence
     /// throws fails the request with `requestBodyFailed`, the sequence's error as its underlying
@@ -59,12 +70,14 @@ extension RequestBody {
     /// let body = RequestBody.stream(lines, contentType: "text/plain")
     /// ```
     public static func stream<Chunks: AsyncSequence & Sendable>(
-        _ chunks: Chunks, length: Int? = nil, contentType: String? = nil
+        _ chunks: Chunks, length: Int? = nil, contentType: String? = nil,
+        trailers: (@Sendable () async throws -> HTTPFields)? = nil
     ) -> RequestBody where Chunks.Element == Data {
-        let body = StreamedBody(length: length.map { max($0, 0) }) { sink in
+        let body = StreamedBody(length: length.map { max($0, 0) }, hasTrailers: trailers != nil) { sink in
             for try await chunk in chunks where !chunk.isEmpty {
                 try await sink.send(chunk)
             }
+            return try await trailers?() ?? HTTPFields()
         }
         return RequestBody(storage: .stream(body), contentType: contentType)
     }

@@ -26,7 +26,8 @@ extension HTTPTransport {
         -> StreamingTransportResponse
     {
         let response = try await send(request, body: body, options: options)
-        return StreamingTransportResponse(head: response.head, metrics: response.metrics, body: .bytes(response.body))
+        return StreamingTransportResponse(
+            head: response.head, metrics: response.metrics, body: .bytes(response.body, trailers: response.trailers))
     }
 
     /// The former name of ``stream(_:body:options:)``. A transport that still implements

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import HTTPTypes
 
 /// A response body that is still arriving: an `AsyncSequence` of chunks, in order.
 ///
@@ -9,22 +10,54 @@ public struct TransportBody: AsyncSequence, Sendable {
 
     private let iterate: @Sendable () -> Iterator
     private let onCancel: (@Sendable () -> Void)?
+    private let readTrailers: (@Sendable () -> HTTPFields?)?
 
     /// A body read from `chunks` (a transport's own stream). `onCancel` stops the transfer
     /// from any task, failing a read in progress; ``cancel()`` calls it.
     public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, onCancel: (@Sendable () -> Void)? = nil)
     where Chunks.Element == Data {
+        self.init(chunks, onCancel: onCancel, readTrailers: nil)
+    }
+
+    /// A body read from `chunks` whose transport reports the response's trailer fields:
+    /// `trailers` returns them once the body has ended, `nil` before.
+    public init<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, onCancel: (@Sendable () -> Void)? = nil, trailers: @escaping @Sendable () -> HTTPFields?
+    ) where Chunks.Element == Data {
+        self.init(chunks, onCancel: onCancel, readTrailers: trailers)
+    }
+
+    private init<Chunks: AsyncSequence & Sendable>(
+        _ chunks: Chunks, onCancel: (@Sendable () -> Void)?, readTrailers: (@Sendable () -> HTTPFields?)?
+    ) where Chunks.Element == Data {
         iterate = {
             var iterator = chunks.makeAsyncIterator()
             return Iterator { try await iterator.next() }
         }
         self.onCancel = onCancel
+        self.readTrailers = readTrailers
     }
 
     /// A body already in memory, delivered as one chunk (none when it is empty).
     public static func bytes(_ data: Data) -> TransportBody {
-        TransportBody(BytesChunk(data: data))
+        bytes(data, trailers: HTTPFields())
     }
+
+    /// A body already in memory, delivered as one chunk, and the trailer fields that followed it.
+    public static func bytes(_ data: Data, trailers: HTTPFields) -> TransportBody {
+        TransportBody(BytesChunk(data: data), onCancel: nil, readTrailers: { trailers })
+    }
+
+    /// The trailer fields that followed the body (empty when there were none), once the body
+    /// has ended: read them after the loop over the chunks. `nil` while the body is still
+    /// arriving, after it failed, or when its transport does not report trailers.
+    ///
+    /// ```swift
+    /// let response = try await transport.stream(request)
+    /// for try await chunk in response.body { consume(chunk) }
+    /// let checksum = response.body.trailers?[HTTPField.Name("Checksum")!]
+    /// ```
+    public var trailers: HTTPFields? { readTrailers?() }
 
     public func makeAsyncIterator() -> Iterator { iterate() }
 

@@ -33,7 +33,7 @@ struct RequestSpool: Sendable {
     ///
     /// With `streams` (no retry can send the request again), a body that is not known to fit
     /// the threshold is not read here at all: it goes out as a
-    /// ``RequestBody/stream(_:length:contentType:)``, chunk by chunk as it is produced, still
+    /// ``RequestBody/stream(_:length:contentType:trailers:)``, chunk by chunk as it is produced, still
     /// within `limit`.
     static func make(
         from body: HTTPBody?, threshold: Int, limit: Int, directory: URL, streams: Bool = false

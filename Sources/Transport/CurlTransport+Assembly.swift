@@ -18,6 +18,7 @@ extension CurlTransport {
     @inline(never)
     static func response(of hop: HopResult, redirects: Int, options: TransferOptions) throws -> TransportResponse {
         var response = TransportResponse(head: hop.head, body: hop.body, metrics: hop.metrics)
+        response.trailers = hop.trailers
         response.metrics.redirectCount = redirects
         if options.decompressesResponses && hop.mayBeEncoded {
             let codings = try ContentCodings(headers: hop.head.headerFields)

@@ -183,7 +183,8 @@ public final class CurlTransport: HTTPTransport, HonoursTransferCancellation {
         metrics.decodedContentEncoding = streamed.body.codings.fieldValue
         let channel = streamed.body.channel
         return StreamingTransportResponse(
-            head: streamed.head, metrics: metrics, body: TransportBody(streamed.body, onCancel: { channel.close() }))
+            head: streamed.head, metrics: metrics,
+            body: TransportBody(streamed.body, onCancel: { channel.close() }, trailers: { channel.trailers }))
     }
 
     /// ``stream(_:body:options:)``'s work, returning the transport's own body stream (whose

@@ -23,6 +23,7 @@ extension TestServer {
         if faultRoute(request, out) { return }
         if transfersRoute(request, out) { return }
         if eventStreamRoute(request, out) { return }
+        if trailersRoute(request, out) { return }
         let json = [("Content-Type", "application/json")]
         switch request.path {
         case "/json":

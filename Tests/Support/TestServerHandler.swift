@@ -13,6 +13,8 @@ final class TestServerHandler: ChannelInboundHandler {
     private var bodyLength = 0
     private var bodyCRC: UInt32 = 0
     private var bodyPrefix: [UInt8] = []
+    /// Whether the request in progress is a `/duplex` one, answered as it arrives.
+    private var duplex = false
 
     init(server: TestServer) { self.server = server }
 
@@ -38,7 +40,10 @@ final class TestServerHandler: ChannelInboundHandler {
             bodyLength = 0
             bodyCRC = 0
             bodyPrefix = []
+            duplex = head.uri == "/duplex" || head.uri.hasPrefix("/duplex?")
+            if duplex { DuplexEcho.begin(context) }
         case .body(let buffer):
+            if duplex { DuplexEcho.echo(buffer, context) }
             bodyLength += buffer.readableBytes
             buffer.withUnsafeReadableBytes { bytes in
                 bodyCRC = Compression.crc32(bytes, continuing: bodyCRC)
@@ -46,9 +51,18 @@ final class TestServerHandler: ChannelInboundHandler {
                     bodyPrefix.append(contentsOf: bytes.prefix((1 << 20) - bodyPrefix.count))
                 }
             }
-        case .end:
+        case .end(let trailers):
             guard let head else { return }
             self.head = nil
+            if duplex {
+                duplex = false
+                server.record(
+                    .init(
+                        method: head.method.rawValue, uri: head.uri,
+                        headers: head.headers.map { (name: $0.name, value: $0.value) }, bodyLength: bodyLength))
+                DuplexEcho.end(bodyLength: bodyLength, bodyCRC: bodyCRC, trailers: trailers, context)
+                return
+            }
             let request = IncomingRequest(
                 head: head, bodyLength: bodyLength, bodyCRC: bodyCRC, bodyPrefix: bodyPrefix)
             server.record(

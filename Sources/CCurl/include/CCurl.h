@@ -11,6 +11,7 @@ typedef size_t (*courier_data_callback)(char *buffer, size_t size, size_t count,
 typedef int (*courier_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                          curl_off_t ultotal, curl_off_t ulnow);
 typedef int (*courier_seek_callback)(void *userdata, curl_off_t offset, int origin);
+typedef int (*courier_trailer_callback)(struct curl_slist **list, void *userdata);
 
 CURLcode courier_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode courier_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
@@ -20,6 +21,8 @@ CURLcode courier_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_
 CURLcode courier_easy_setopt_data_callback(CURL *handle, CURLoption option, courier_data_callback callback);
 CURLcode courier_easy_setopt_xferinfo_callback(CURL *handle, courier_xferinfo_callback callback);
 CURLcode courier_easy_setopt_seek_callback(CURL *handle, courier_seek_callback callback);
+/// Sets `CURLOPT_TRAILERFUNCTION` (the request trailers of a chunked upload).
+CURLcode courier_easy_setopt_trailer_callback(CURL *handle, courier_trailer_callback callback);
 
 CURLcode courier_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode courier_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
@@ -63,6 +66,8 @@ static const size_t courier_readfunc_abort = CURL_READFUNC_ABORT;
 static const size_t courier_readfunc_pause = CURL_READFUNC_PAUSE;
 static const int courier_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int courier_seekfunc_fail = CURL_SEEKFUNC_FAIL;
+static const int courier_trailerfunc_ok = CURL_TRAILERFUNC_OK;
+static const int courier_trailerfunc_abort = CURL_TRAILERFUNC_ABORT;
 static const long courier_pause_cont = CURLPAUSE_CONT;
 static const int courier_error_size = CURL_ERROR_SIZE;
 static const long courier_http_version_1_1 = CURL_HTTP_VERSION_1_1;

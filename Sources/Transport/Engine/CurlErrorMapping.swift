@@ -45,6 +45,11 @@ enum CurlErrorMapping {
             if detail.contains("chunk") { return .malformedResponse }
             if detail.contains("too large") && detail.contains("header") { return .headersTooLarge }
             return .connectionClosed
+        case CURLE_BAD_FUNCTION_ARGUMENT where stage == .receivingBody:
+            // After the head, only the trailer section can make curl's header store refuse a
+            // line (curl 7.88 files trailers before the header callback sees them): a trailer
+            // with a NUL byte.
+            return .malformedResponse
         case CURLE_OPERATION_TIMEDOUT:
             return .timedOut
         case CURLE_COULDNT_CONNECT, CURLE_QUIC_CONNECT_ERROR, CURLE_PROXY, CURLE_NO_CONNECTION_AVAILABLE:

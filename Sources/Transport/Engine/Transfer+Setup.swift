@@ -30,6 +30,7 @@ struct OptionFootprint: OptionSet, Sendable {
     static let progress = OptionFootprint(rawValue: 1 << 15)
     static let certificateStatus = OptionFootprint(rawValue: 1 << 16)
     static let revocationList = OptionFootprint(rawValue: 1 << 17)
+    static let trailers = OptionFootprint(rawValue: 1 << 18)
     /// A handle in an unknown state: the next transfer resets it, whatever it sets.
     static let unknown = OptionFootprint(rawValue: .max)
 }
@@ -40,9 +41,10 @@ extension Transfer {
     var footprint: OptionFootprint {
         let options = request.options
         var footprint: OptionFootprint = []
-        if request.body != nil {
+        if let body = request.body {
             footprint.insert(.upload)
             if request.method != .post { footprint.insert(.customMethod) }
+            if body.streamed?.hasTrailers == true { footprint.insert(.trailers) }
         } else if request.method == .head {
             footprint.insert(.noBody)
         } else if request.method != .get {
@@ -116,6 +118,10 @@ extension Transfer {
             check(courier_easy_setopt_pointer(handle, CURLOPT_READDATA, me))
             check(courier_easy_setopt_seek_callback(handle, transferSeekCallback))
             check(courier_easy_setopt_pointer(handle, CURLOPT_SEEKDATA, me))
+            if body.streamed?.hasTrailers == true {
+                check(courier_easy_setopt_trailer_callback(handle, transferTrailerCallback), .trailers)
+                check(courier_easy_setopt_pointer(handle, CURLOPT_TRAILERDATA, me))
+            }
             if request.method != .post {
                 check(courier_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue), .customMethod)
             }
@@ -147,10 +153,16 @@ extension Transfer {
             check(courier_easy_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, lowSpeed.duration.wholeSecondsRoundedUp))
         }
 
-        // HTTP version.
+        // HTTP version. Request trailers need HTTP/1.1's chunked framing: curl sends none on HTTP/2.
+        let sendsTrailers = request.body?.streamed?.hasTrailers == true
+        if sendsTrailers, options.httpVersion.mode == .http2PriorKnowledge {
+            throw ServiceError(
+                .invalidRequest, "A request body with trailer fields is sent over HTTP/1.1, but HTTP/2 was required.")
+        }
         switch options.httpVersion.mode {
+        case .automatic where sendsTrailers, .http1:
+            check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_1_1))
         case .automatic: check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_2tls))
-        case .http1: check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_1_1))
         case .http2PriorKnowledge:
             check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_2_prior))
         }
@@ -241,6 +253,10 @@ let transferReadCallback: courier_data_callback = { data, size, count, userdata 
 let transferSeekCallback: courier_seek_callback = { userdata, offset, origin in
     guard origin == SEEK_SET else { return Int32(courier_seekfunc_fail) }
     return transfer(userdata).seekBody(to: Int64(offset))
+}
+
+let transferTrailerCallback: courier_trailer_callback = { list, userdata in
+    transfer(userdata).appendTrailers(to: list!)
 }
 
 let transferProgressCallback: courier_xferinfo_callback = { userdata, dlTotal, dlNow, ulTotal, ulNow in

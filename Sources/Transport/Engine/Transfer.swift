@@ -21,6 +21,8 @@ struct HopResult: Sendable {
     /// False only when the head is known to have no `Content-Encoding`, so there is nothing
     /// to inflate and no need to look.
     var mayBeEncoded = true
+    /// The response's trailer fields (``ResponseTrailers``), once the body ended.
+    var trailers = HTTPFields()
 }
 
 /// One request's state while curl runs it.
@@ -102,14 +104,20 @@ final class Transfer: @unchecked Sendable {
     // MARK: callbacks (loop thread)
 
     /// A byte moved: the idle limit counts from now.
-    private func touch() {
+    func touch() {
         if idleWatch != nil { idleWatch!.touch(at: courier_coarse_now()) }
     }
 
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
         touch()
         do {
-            if try head.consume(line) { try headComplete() }
+            if head.isComplete {
+                // After the final head, curl hands over only the trailer section's lines.
+                if trailers == nil { trailers = ResponseTrailers(limit: request.options.maximumHeaderSize) }
+                try trailers!.consume(line)
+            } else if try head.consume(line) {
+                try headComplete()
+            }
             return line.count
         } catch {
             abortError = error
@@ -198,35 +206,6 @@ final class Transfer: @unchecked Sendable {
         capacity = grownCapacity
     }
 
-    func readBody(into target: UnsafeMutableRawBufferPointer) -> Int {
-        touch()
-        guard let upload else {
-            abortError = ServiceError(.fileAccess, "Reading the request body failed.")
-            return courier_readfunc_abort
-        }
-        switch upload.read(into: target) {
-        case .bytes(let count):
-            return count
-        case .pause:
-            isPaused = true
-            return courier_readfunc_pause
-        case .failed(let error):
-            abortError = error
-            return courier_readfunc_abort
-        }
-    }
-
-    func seekBody(to offset: Int64) -> Int32 {
-        if upload?.seek(to: offset) == true { return Int32(courier_seekfunc_ok) }
-        if upload?.channel != nil {
-            abortError = ServiceError(
-                .bodyNotReplayable,
-                "The request had to be sent again on a new connection after part of its body was sent, but its body is a stream, which is read once."
-            )
-        }
-        return Int32(courier_seekfunc_fail)
-    }
-
     func progress(received: Int64, expectedReceive: Int64, sent: Int64, expectedSend: Int64) {
         guard !discardsBody else { return }
         request.options.progress?.report(
@@ -263,7 +242,7 @@ final class Transfer: @unchecked Sendable {
             outcome = .success(
                 HopResult(
                     head: response, body: takeBody(), metrics: metrics, redirectURL: redirect,
-                    mayBeEncoded: head.hasContentEncoding))
+                    mayBeEncoded: head.hasContentEncoding, trailers: trailers?.fields ?? HTTPFields()))
             if !discardsBody, let reporter = request.options.progress {
                 reporter.report(
                     received: metrics.bytesReceived, expectedReceive: metrics.bytesReceived,
@@ -295,10 +274,10 @@ final class Transfer: @unchecked Sendable {
             TSanHandoff.release(self)
             continuation.resume(with: outcome.mapError { $0 as any Error })
             if case .success(let hop) = outcome, hop.redirectURL == nil {
-                channel.finish(.success(hop.metrics))
+                channel.finish(.success(hop.metrics), trailers: hop.trailers)
             }
         case .streamed(nil, let channel):
-            channel.finish(outcome.map(\.metrics))
+            channel.finish(outcome.map(\.metrics), trailers: (try? outcome.get())?.trailers ?? HTTPFields())
         case nil:
             break
         }
@@ -336,6 +315,8 @@ struct TransferLoopSide: ~Copyable {
     var easy: UnsafeMutableRawPointer?
     var headerList: UnsafeMutablePointer<curl_slist>?
     var head: ResponseHeadParser
+    /// The trailer section, from its first line after the final head.
+    var trailers: ResponseTrailers?
     var buffer: UnsafeMutableRawPointer?
     var capacity = 0
     var count = 0
@@ -376,6 +357,10 @@ extension Transfer {
         _read { yield loopSide.value.head }
         _modify { yield &loopSide.value.head }
     }
+    private var trailers: ResponseTrailers? {
+        _read { yield loopSide.value.trailers }
+        _modify { yield &loopSide.value.trailers }
+    }
     private var buffer: UnsafeMutableRawPointer? {
         get { loopSide.value.buffer }
         set { loopSide.value.buffer = newValue }
@@ -392,7 +377,7 @@ extension Transfer {
         get { loopSide.value.discardsBody }
         set { loopSide.value.discardsBody = newValue }
     }
-    private var abortError: ServiceError? {
+    var abortError: ServiceError? {
         get { loopSide.value.abortError }
         set { loopSide.value.abortError = newValue }
     }

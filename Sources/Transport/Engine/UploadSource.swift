@@ -39,13 +39,22 @@ final class UploadSource {
         case failed(ServiceError)
     }
 
+    /// The error for a streamed body asked for a second time: `why` says what asked.
+    static func notReplayable(_ why: String) -> ServiceError {
+        ServiceError(.bodyNotReplayable, why + ", but its body is a stream, which is read once.")
+    }
+
     init(_ body: RequestBody, streamBufferSize: Int) throws(ServiceError) {
         guard let segments = body.segments else {
-            guard let streamed = body.streamed, let pump = streamed.take() else {
+            if let streamed = body.streamed, streamed.hasTrailers, let length = streamed.length {
                 throw ServiceError(
-                    .bodyNotReplayable,
-                    "The request had to be sent again (a redirect that keeps its body, or a retry), but its body is a stream, which is read once."
+                    .invalidRequest,
+                    "A streamed body with trailer fields is sent chunked, so it cannot also declare a length (\(length) bytes)."
                 )
+            }
+            guard let streamed = body.streamed, let pump = streamed.take() else {
+                throw Self.notReplayable(
+                    "The request had to be sent again (a redirect that keeps its body, or a retry)")
             }
             channel = UploadChannel(highWater: streamBufferSize, declaredLength: streamed.length, pump: pump)
             length = streamed.length.map { Int64($0) } ?? -1

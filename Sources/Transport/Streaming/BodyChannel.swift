@@ -1,5 +1,6 @@
 internal import CourierCore
 internal import FoundationEssentials
+internal import HTTPTypes
 
 /// The hand-off between the loop thread (producer) and one consumer task for a streamed
 /// body, with backpressure: above `highWater` buffered bytes the producer is told to pause
@@ -14,6 +15,9 @@ final class BodyChannel: Sendable {
         var paused = false
         var consumerGone = false
         var end: Result<TransferMetrics, ServiceError>?
+        var trailers = HTTPFields()
+        /// Whether the consumer has read the end (after which ``trailers`` shows them).
+        var endRead = false
         var waiter: CheckedContinuation<Data?, any Error>?
         var highWaterMark = 0
     }
@@ -66,10 +70,14 @@ final class BodyChannel: Sendable {
         return offer
     }
 
-    func finish(_ end: Result<TransferMetrics, ServiceError>) {
+    /// The transfer ended: with its metrics and the response's trailer fields, or a failure.
+    func finish(_ end: Result<TransferMetrics, ServiceError>, trailers: HTTPFields = HTTPFields()) {
         let waiter: CheckedContinuation<Data?, any Error>? = state.withLock { state in
             guard state.end == nil else { return nil }
             state.end = end
+            state.trailers = trailers
+            // A consumer waiting now reads the end as it is resumed.
+            if state.waiter != nil, case .success = end { state.endRead = true }
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -77,6 +85,15 @@ final class BodyChannel: Sendable {
         switch end {
         case .success: waiter.resume(returning: nil)
         case .failure(let error): waiter.resume(throwing: error)
+        }
+    }
+
+    /// The response's trailer fields once the consumer has read the end of a transfer that
+    /// ended well (empty when it sent none); `nil` before, or after a failure.
+    var trailers: HTTPFields? {
+        state.withLock { state in
+            guard state.endRead, case .success = state.end else { return nil }
+            return state.trailers
         }
     }
 
@@ -108,7 +125,9 @@ final class BodyChannel: Sendable {
                         return .value(chunk)
                     }
                     switch state.end {
-                    case .success: return .value(nil)
+                    case .success:
+                        state.endRead = true
+                        return .value(nil)
                     case .failure(let error): return .failure(error)
                     case nil:
                         if state.paused {

@@ -1,7 +1,8 @@
 internal import CourierCore
 internal import FoundationEssentials
+internal import HTTPTypes
 
-/// The hand-off of a streamed request body (``RequestBody/stream(_:length:contentType:)``)
+/// The hand-off of a streamed request body (``RequestBody/stream(_:length:contentType:trailers:)``)
 /// between its producer, a task that reads the caller's sequence, and curl's read callback on
 /// the loop thread, with backpressure both ways:
 /// - curl finds nothing buffered: the read callback pauses the transfer, and the next chunk
@@ -11,11 +12,20 @@ internal import FoundationEssentials
 /// The decisions are the ``StateMachine``'s; this class holds it under a lock and does what it
 /// says outside the lock. The transfer closes the channel when it ends, which cancels the
 /// producer's task and stops a producer waiting for room.
+///
+/// When the sequence ends, the producer stores the body's trailer fields (if it has any) before
+/// it tells the machine, so curl's trailer callback, which runs after the read callback said
+/// "end", always finds them.
 final class UploadChannel: RequestBody.ChunkSink {
     private struct State: Sendable {
         var machine: StateMachine
         var waiter: CheckedContinuation<Void, any Error>?
         var producer: Task<Void, Never>?
+        /// Asks the loop to resume the paused transfer; set by ``start(resume:)``, dropped by
+        /// ``close()``.
+        var resume: (@Sendable () -> Void)?
+        /// The trailer fields the body ends with, once the producer has finished.
+        var trailers = HTTPFields()
     }
 
     /// Thrown to the producer when it must stop (the transfer ended, or it overflowed the
@@ -24,8 +34,6 @@ final class UploadChannel: RequestBody.ChunkSink {
 
     private let state: LockedValue<State>
     private let pump: RequestBody.StreamedBody.Pump
-    /// Asks the loop to resume the paused transfer; set by ``start(resume:)``.
-    private let resume = LockedValue<(@Sendable () -> Void)?>(nil)
 
     init(highWater: Int, declaredLength: Int?, pump: @escaping RequestBody.StreamedBody.Pump) {
         state = LockedValue(State(machine: StateMachine(highWater: highWater, declaredLength: declaredLength)))
@@ -35,12 +43,12 @@ final class UploadChannel: RequestBody.ChunkSink {
     /// Starts the producer. `resume` asks the loop to resume the transfer (a weak reference to
     /// it: the channel must not keep the transfer alive).
     func start(resume: @escaping @Sendable () -> Void) {
-        self.resume.withLock { $0 = resume }
         let pump = self.pump
         let task = Task { [self] in
             var failure: ServiceError?
+            var trailers = HTTPFields()
             do {
-                try await pump(self)
+                trailers = try await pump(self)
             } catch is Stopped {
                 return
             } catch let error as ServiceError {
@@ -49,19 +57,27 @@ final class UploadChannel: RequestBody.ChunkSink {
                 failure = ServiceError(
                     .requestBodyFailed, "The streamed request body's sequence threw: \(error)", underlying: error)
             }
-            let resumeReader = state.withLock { $0.machine.finish(failure) }
+            let resumeReader = state.withLock { state in
+                state.trailers = trailers
+                return state.machine.finish(failure)
+            }
             if resumeReader { wakeReader() }
         }
         let cancelNow = state.withLock { state in
             state.producer = task
-            return state.machine.isClosed
+            if state.machine.isClosed { return true }
+            state.resume = resume
+            return false
         }
         if cancelNow { task.cancel() }
     }
 
     private func wakeReader() {
-        resume.withLock { $0 }?()
+        state.withLock { $0.resume }?()
     }
+
+    /// The trailer fields the body ended with (empty before the end, or when it has none).
+    var trailers: HTTPFields { state.withLock { $0.trailers } }
 
     // MARK: producer
 
@@ -117,11 +133,13 @@ final class UploadChannel: RequestBody.ChunkSink {
         let (waiter, producer) = state.withLock {
             state -> (CheckedContinuation<Void, any Error>?, Task<Void, Never>?) in
             _ = state.machine.close()
-            defer { state.waiter = nil }
+            defer {
+                state.waiter = nil
+                state.resume = nil
+            }
             return (state.waiter, state.producer)
         }
         waiter?.resume(throwing: Stopped())
         producer?.cancel()
-        resume.withLock { $0 = nil }
     }
 }
