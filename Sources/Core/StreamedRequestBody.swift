@@ -34,6 +34,18 @@ extension RequestBody {
             self.pump = LockedValue(pump)
         }
 
+        /// `trailers` if none of them is a field a trailer section must not carry; otherwise
+        /// `invalidRequest`, thrown before any trailer is sent.
+        static func checkTrailers(_ trailers: HTTPFields) throws -> HTTPFields {
+            for field in trailers where RequestBody.forbiddenTrailerNames.contains(field.name) {
+                throw ServiceError(
+                    .invalidRequest,
+                    "The request trailer field \(field.name.rawName) is not allowed in a trailer section (RFC 9110 §6.5.1)."
+                )
+            }
+            return trailers
+        }
+
         /// The chunks, the first time; `nil` after that.
         package func take() -> Pump? {
             pump.withLock { pump in
@@ -42,6 +54,17 @@ extension RequestBody {
             }
         }
     }
+
+    /// Fields a trailer section must not carry (RFC 9110 §6.5.1): framing, routing, request
+    /// modifiers, authentication and content metadata, which a recipient reads from the head.
+    static let forbiddenTrailerNames: Set<HTTPField.Name> = [
+        .contentLength, .transferEncoding, HTTPField.Name("Host")!, .te, .connection, .upgrade, .expect, .range,
+        .ifRange,
+        .ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .cacheControl, .maxForwards,
+        HTTPField.Name("Pragma")!,
+        .authorization, .proxyAuthorization, .cookie, .contentEncoding, .contentType, .contentRange,
+        HTTPField.Name("Trailer")!, HTTPField.Name("Keep-Alive")!,
+    ]
 
     /// A body whose bytes are the chunks of `chunks`, read as the request is sent, with
     /// backpressure: the sequence is asked for its next chunk only when the transport's buffer
@@ -52,7 +75,9 @@ extension RequestBody {
     /// goes out chunked on HTTP/1.1 (as DATA frames until the end on HTTP/2).
     ///
     /// `trailers`, when given, is called once the sequence has ended, and its fields go out
-    /// after the last chunk (a digest of what was sent, say). Trailers need the chunked framing
+    /// after the last chunk (a digest of what was sent, say). A field a trailer section must not
+    /// carry (`Content-Length`, `Host`, `Authorization`, `Content-Type`, … RFC 9110 §6.5.1)
+    /// fails the request with `invalidRequest`. Trailers need the chunked framing
     /// of HTTP/1.1, so a body with trailers has no `length` and its request goes out over
     /// HTTP/1.1 (curl sends no request trailers on HTTP/2); a `length` with trailers fails the
     /// request with `invalidRequest`.
@@ -77,7 +102,8 @@ extension RequestBody {
             for try await chunk in chunks where !chunk.isEmpty {
                 try await sink.send(chunk)
             }
-            return try await trailers?() ?? HTTPFields()
+            guard let trailers else { return HTTPFields() }
+            return try StreamedBody.checkTrailers(try await trailers())
         }
         return RequestBody(storage: .stream(body), contentType: contentType)
     }

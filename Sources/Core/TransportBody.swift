@@ -44,8 +44,14 @@ public struct TransportBody: AsyncSequence, Sendable {
     }
 
     /// A body already in memory, delivered as one chunk, and the trailer fields that followed it.
+    /// As with a streamed body, ``trailers`` shows them once the body has been read to its end.
     public static func bytes(_ data: Data, trailers: HTTPFields) -> TransportBody {
-        TransportBody(BytesChunk(data: data), onCancel: nil, readTrailers: { trailers })
+        let chunk = BytesChunk(data: data)
+        return TransportBody(
+            chunk, onCancel: nil,
+            readTrailers: { [ended = chunk.ended] in
+                ended.withLock { $0 } ? trailers : nil
+            })
     }
 
     /// The trailer fields that followed the body (empty when there were none), once the body
@@ -88,18 +94,26 @@ public struct TransportBody: AsyncSequence, Sendable {
     }
 }
 
-/// Bytes in memory as a sequence of at most one chunk.
+/// Bytes in memory as a sequence of at most one chunk, which records when an iterator read
+/// its end (so that its trailers show only then, as a transport's do).
 private struct BytesChunk: AsyncSequence, Sendable {
     typealias Element = Data
     let data: Data
+    let ended = LockedValue(false)
 
-    func makeAsyncIterator() -> Iterator { Iterator(data: data.isEmpty ? nil : data) }
+    func makeAsyncIterator() -> Iterator { Iterator(data: data.isEmpty ? nil : data, ended: ended) }
 
     struct Iterator: AsyncIteratorProtocol {
         var data: Data?
+        let ended: LockedValue<Bool>
+
         mutating func next() async throws -> Data? {
-            defer { data = nil }
-            return data
+            guard let chunk = data else {
+                ended.withLock { $0 = true }
+                return nil
+            }
+            data = nil
+            return chunk
         }
     }
 }

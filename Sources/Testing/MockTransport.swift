@@ -34,6 +34,18 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
                     TransportResponse(head: HTTPResponse(status: status, headerFields: headers), body: body)))
         }
 
+        /// This response with `trailers` after its body, as a server sends them after a chunked
+        /// body: a streamed body shows them once read to its end. A failure stays a failure.
+        ///
+        /// ```swift
+        /// mock.respond(to: .get, "/export", with: .json("[]").withTrailers([.eTag: "\"v2\""]))
+        /// ```
+        public func withTrailers(_ trailers: HTTPFields) -> Reply {
+            guard case .response(var response) = outcome else { return self }
+            response.trailers = trailers
+            return Reply(outcome: .response(response))
+        }
+
         /// A response with the status code `status`.
         @available(*, deprecated, message: "Pass an HTTPResponse.Status (integer literals still work).")
         @_disfavoredOverload
@@ -110,8 +122,11 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
     /// One request as the transport received it.
     public struct RecordedRequest: Sendable {
         public var request: HTTPRequest
-        /// The body bytes when it was in memory.
+        /// The body bytes when it was in memory or streamed (a streamed body is read whole,
+        /// as a transport sends it); `nil` for a file body.
         public var body: Data?
+        /// The trailer fields a streamed body ended with (empty when it had none).
+        public var trailers = HTTPFields()
     }
 
     /// Answers a request; may throw a `ServiceError` to fail it.
@@ -261,10 +276,15 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
     public func send(_ request: HTTPRequest, body: RequestBody?, options: TransferOptions) async throws
         -> TransportResponse
     {
-        let bytes = body?.inMemoryBytes
+        let (bytes, trailers): (Data?, HTTPFields)
+        if let streamed = body?.streamed {
+            (bytes, trailers) = try await Self.drain(streamed)
+        } else {
+            (bytes, trailers) = (body?.inMemoryBytes, HTTPFields())
+        }
         let (path, query) = Self.split(request.path)
         let (route, latency, labels) = state.withLock { state in
-            state.recorded.append(RecordedRequest(request: request, body: bytes))
+            state.recorded.append(RecordedRequest(request: request, body: bytes, trailers: trailers))
             let route = state.routes.last { $0.matches(request, path: path, query: query) }
             let labels = route == nil ? state.routes.map(\.label) : []
             return (route, route?.latency ?? state.latency, labels)
@@ -303,6 +323,38 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         case .failure(let error):
             throw error
         }
+    }
+
+    /// Reads a streamed body whole, as a transport sends it: its bytes and trailers. A stream
+    /// already sent once is `bodyNotReplayable`, as from `CurlTransport`; an error its sequence
+    /// throws is `requestBodyFailed`.
+    static func drain(_ streamed: RequestBody.StreamedBody) async throws -> (Data, HTTPFields) {
+        guard let pump = streamed.take() else {
+            throw ServiceError(
+                .bodyNotReplayable, "MockTransport received a streamed body a second time, but a stream is read once.")
+        }
+        let sink = CollectingSink()
+        let trailers: HTTPFields
+        do {
+            trailers = try await pump(sink)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(
+                .requestBodyFailed, "The streamed request body's sequence threw: \(error)", underlying: error)
+        }
+        let data = sink.data.withLock { $0 }
+        if let length = streamed.length, length != data.count {
+            throw ServiceError(
+                .requestBodyFailed, "The streamed request body declared \(length) bytes but produced \(data.count).")
+        }
+        return (data, trailers)
+    }
+
+    /// Collects a streamed body's chunks.
+    private final class CollectingSink: RequestBody.ChunkSink {
+        let data = LockedValue(Data())
+        func send(_ chunk: Data) async throws { data.withLock { $0.append(chunk) } }
     }
 
     /// The path without its query, and the query's items percent-decoded (`+` stays `+`).

@@ -43,6 +43,7 @@ extension CurlTransport {
         var response = TransportResponse(head: streamed.head)
         response.metrics.redirectCount = streamed.redirectCount
         response.metrics.bytesReceived = written
+        response.trailers = streamed.body.trailers ?? HTTPFields()
         return response
     }
 }

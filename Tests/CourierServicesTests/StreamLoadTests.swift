@@ -1,6 +1,7 @@
 import CourierServices
 import CourierTestServer
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Streamed loads and uploads with progress through the coordinator.
@@ -20,6 +21,18 @@ struct StreamLoadTests {
             #expect(body == patternBytes(600_000))
             #expect(tokens.refreshes == 1)
             #expect(server.requests(to: "/transfers/auth").count == 2)
+        }
+    }
+
+    @Test("a stream's trailers show once its body has been read to the end")
+    func streamTrailers() async throws {
+        try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in
+            let streamed = try await coordinator.stream(TransferResource(server, "/trailers", ["kind": "gzip"]))
+            #expect(streamed.body.trailers == nil)
+            var body = Data()
+            for try await chunk in streamed.body { body.append(chunk) }
+            #expect(String(decoding: body, as: UTF8.self) == "hello, trailers")
+            #expect(streamed.body.trailers?[HTTPField.Name("Checksum")!] == "7f3a")
         }
     }
 

@@ -73,12 +73,16 @@ import Testing
         // the producer too, which would otherwise wait forever for room or a reader.
         try await withLoopback { server, transport in
             let feed = Feed()
+            let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+            feed.continuation.onTermination = { _ in endedContinuation.finish() }
             let response = try await transport.stream(
                 server.request("/duplex", method: .post), body: .stream(feed.chunks), options: TransferOptions())
             #expect(response.head.status == .ok)
+            feed.continuation.yield(Data("first".utf8))
             response.body.cancel()
-            feed.continuation.yield(Data("late".utf8))
-            feed.continuation.finish()
+            // Nothing here finishes the feed: the transport must stop the producer's iteration
+            // itself (the time limit fails a producer left waiting).
+            for await _ in ended {}
             let next = try await transport.send(server.request("/json"), body: nil, options: TransferOptions())
             #expect(next.head.status == .ok)
         }

@@ -1,6 +1,7 @@
 import CourierTestServer
 import CourierTransport
 import Foundation
+import HTTPTypes
 import Testing
 
 /// HTTP/2 against a real server: nginx with TLS and `http2` (ALPN), started per test.
@@ -89,6 +90,27 @@ import Testing
             let old = try await transport.send(get(server.authority, "/echo/old"), body: nil, options: http1)
             #expect(old.metrics.httpVersion == "1.1")
             #expect(try StreamReport(old.body).serverProtocol == "HTTP/1.1")
+        }
+    }
+
+    @Test func aBodyWithTrailersGoesOutOverHTTP1WhereHTTP2IsOffered() async throws {
+        try await withNginx { server, transport, options in
+            let first = try await transport.send(get(server.authority, "/echo/first"), body: nil, options: options)
+            #expect(first.metrics.httpVersion == "2")
+            // With an HTTP/2 connection open, the body with trailers still goes out on HTTP/1.1.
+            let body = RequestBody.stream(
+                AsyncStream<Data> {
+                    $0.yield(Data("part".utf8))
+                    $0.finish()
+                }
+            ) {
+                [HTTPField.Name("Checksum")!: "1"]
+            }
+            var request = get(server.authority, "/echo/trailers")
+            request.method = .post
+            let response = try await transport.send(request, body: body, options: options)
+            #expect(response.metrics.httpVersion == "1.1")
+            #expect(try StreamReport(response.body).serverProtocol == "HTTP/1.1")
         }
     }
 

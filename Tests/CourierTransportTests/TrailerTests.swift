@@ -54,9 +54,34 @@ import Testing
         }
     }
 
+    @Test func aBodyThatFailsToDecodeShowsNoTrailers() async throws {
+        try await withLoopback { server, transport in
+            // The gzip stream lacks its end: the body fails after curl read the trailers whole.
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await transport.send(server.request("/trailers?kind=gzipcut"), body: nil, options: .init())
+            }
+            #expect(
+                error?.code == .truncatedBody || error?.code == .decompressionFailed, "\(String(describing: error))")
+            let streamed = try await transport.stream(
+                server.request("/trailers?kind=gzipcut"), body: nil, options: .init())
+            await #expect(throws: ServiceError.self) { _ = try await streamed.body.collect() }
+            #expect(streamed.body.trailers == nil)
+        }
+    }
+
+    @Test func aDownloadKeepsTheTrailers() async throws {
+        try await withLoopback { server, transport in
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("trailers-\(UUID()).txt").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let response = try await transport.download(server.request("/trailers?kind=gzip"), to: path)
+            #expect(response.trailers[checksum] == "7f3a")
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "hello, trailers")
+        }
+    }
+
     @Test(arguments: [
         ("nul", ServiceError.Code.malformedResponse), ("fold", .malformedResponse), ("noname", .malformedResponse),
-        ("huge", .headersTooLarge),
+        ("huge", .headersTooLarge), ("longline", .headersTooLarge),
     ])
     func badTrailersFailWithATypedError(kind: String, code: ServiceError.Code) async throws {
         try await withLoopback { server, transport in
@@ -97,6 +122,77 @@ import Testing
             #expect(response.trailers[HTTPField.Name("Echo-Sent-Length")!] == "500")
             #expect(response.trailers[HTTPField.Name("Echo-Digest-Kind")!] == "crc")
             #expect(response.trailers[HTTPField.Name("Body-Length")!] == "500")
+        }
+    }
+
+    @Test(arguments: ["Content-Length", "Host", "Authorization", "Transfer-Encoding", "Trailer", "Content-Type"])
+    func aRequestTrailerTheHeadMustCarryIsRefused(name: String) async throws {
+        try await withLoopback { server, transport in
+            let body = RequestBody.stream(
+                AsyncStream<Data> {
+                    $0.yield(Data("x".utf8))
+                    $0.finish()
+                }
+            ) {
+                HTTPFields([HTTPField(name: HTTPField.Name(name)!, value: "1")])
+            }
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await transport.send(server.request("/duplex", method: .post), body: body, options: .init())
+            }
+            #expect(error?.code == .invalidRequest, "\(name): \(String(describing: error))")
+            #expect(error?.message.contains(name) == true)
+            // The connection is not left half-sent: the next request is answered.
+            let next = try await transport.send(server.request("/json"), body: nil, options: .init())
+            #expect(next.head.status == .ok)
+        }
+    }
+
+    @Test func requestTrailersCannotGoOutOverHTTP2PriorKnowledge() async throws {
+        try await withLoopback { server, transport in
+            var options = TransferOptions()
+            options.httpVersion = .http2PriorKnowledge
+            let body = RequestBody.stream(AsyncStream<Data> { $0.finish() }) { [checksum: "0"] }
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await transport.send(server.request("/duplex", method: .post), body: body, options: options)
+            }
+            #expect(error?.code == .invalidRequest)
+            #expect(server.snapshot.requestCount == 0)
+        }
+    }
+
+    @Test func aHandleThatSentTrailersSendsThemNoMore() async throws {
+        var configuration = CurlTransport.Configuration()
+        configuration.loops = 1
+        try await withLoopback(configuration: configuration) { server, transport in
+            let withTrailers = RequestBody.stream(
+                AsyncStream<Data> {
+                    $0.yield(Data("one".utf8))
+                    $0.finish()
+                }
+            ) {
+                [checksum: "1"]
+            }
+            let first = try await transport.send(
+                server.request("/duplex", method: .post), body: withTrailers, options: .init())
+            #expect(first.trailers[HTTPField.Name("Echo-Checksum")!] == "1")
+            // The same connection and handle next: a streamed body without trailers, then bytes.
+            let plain = RequestBody.stream(
+                AsyncStream<Data> {
+                    $0.yield(Data("two".utf8))
+                    $0.finish()
+                })
+            let second = try await transport.send(
+                server.request("/duplex", method: .post), body: plain, options: .init())
+            #expect(String(decoding: second.body, as: UTF8.self) == "two")
+            #expect(second.trailers[HTTPField.Name("Echo-Checksum")!] == nil)
+            #expect(second.trailers[HTTPField.Name("Body-Length")!] == "3")
+            let third = try await transport.send(
+                server.request("/echo", method: .post), body: .string("three"), options: .init())
+            #expect(third.head.status == .ok)
+            let requests = server.requests(to: "/duplex") + server.requests(to: "/echo")
+            #expect(requests.count == 3)
+            #expect(requests.last?.header("Content-Length") == "5")
+            #expect(requests.last?.header("Transfer-Encoding") == nil)
         }
     }
 

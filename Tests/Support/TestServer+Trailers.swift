@@ -38,17 +38,19 @@ enum DuplexEcho {
 
 /// `/trailers?kind=`: a chunked body (`hello, trailers`) and a trailer section by `kind`:
 /// `fields` (default: `Checksum: 7f3a` and `Server-Timing: db;dur=5`), `none` (an empty one),
-/// `gzip` (the body gzip-encoded, with the `fields` trailers), `nul` (a NUL in a trailer
+/// `gzip` (the body gzip-encoded, with the `fields` trailers), `gzipcut` (the same gzip stream
+/// without its last 8 bytes), `nul` (a NUL in a trailer
 /// line), `fold` (obsolete folding), `noname` (a line without a name), `huge` (200 trailers of
-/// 1 KiB, over the 64 KiB limit).
+/// 1 KiB, over the 64 KiB limit), `longline` (one trailer line of 5 KiB, over curl's 4 KiB cap on a trailer line).
 extension TestServer {
     func trailersRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         guard request.path == "/trailers" else { return false }
         var body = Array("hello, trailers".utf8)
         var head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Checksum, Server-Timing\r\n"
         let kind = request.query("kind") ?? "fields"
-        if kind == "gzip" {
+        if kind == "gzip" || kind == "gzipcut" {
             body = Compression.compress(body, format: .gzip)
+            if kind == "gzipcut" { body.removeLast(8) }  // no CRC and size: the stream never ends
             head += "Content-Encoding: gzip\r\n"
         }
         var trailers: String
@@ -57,6 +59,7 @@ extension TestServer {
         case "nul": trailers = "Checksum: 7f\u{0}3a\r\n"
         case "fold": trailers = "Checksum: 7f3a\r\n continued\r\n"
         case "noname": trailers = ": 7f3a\r\n"
+        case "longline": trailers = "X-Long: \(String(repeating: "l", count: 5 * 1024))\r\n"
         case "huge": trailers = (0..<200).map { "X-Filler-\($0): \(String(repeating: "f", count: 1024))\r\n" }.joined()
         default: trailers = "Checksum: 7f3a\r\nServer-Timing: db;dur=5\r\n"
         }

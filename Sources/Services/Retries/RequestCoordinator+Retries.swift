@@ -107,7 +107,8 @@ extension RequestCoordinator {
                         }
                         let response = try await stub.respond(request)
                         return StreamingTransportResponse(
-                            head: response.head, metrics: response.metrics, body: .bytes(response.body))
+                            head: response.head, metrics: response.metrics,
+                            body: .bytes(response.body, trailers: response.trailers))
                     })
             }
             guard let stub else { return await send(request, body: body, options: options) }

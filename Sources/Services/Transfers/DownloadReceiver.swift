@@ -82,7 +82,9 @@ final class DownloadReceiver: ResponseReceiver {
         var metrics = response.metrics
         metrics.bytesReceived = size - start
         metrics.total = ContinuousClock.now - started
-        return TransportResponse(head: head, metrics: metrics)
+        var received = TransportResponse(head: head, metrics: metrics)
+        received.trailers = response.body.trailers ?? HTTPFields()
+        return received
     }
 
     /// Positions the file for an accepted response: after the bytes on disk for a `206` that

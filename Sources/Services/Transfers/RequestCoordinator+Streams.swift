@@ -52,7 +52,9 @@ extension RequestCoordinator {
         }
         return StreamedLoad(
             response: response.head, metrics: response.metrics, requestID: id,
-            body: TransportBody(StreamedLoad.Chunks(body: body, lease: lease), onCancel: { body.cancel() }))
+            body: TransportBody(
+                StreamedLoad.Chunks(body: body, lease: lease), onCancel: { body.cancel() }, trailers: { body.trailers })
+        )
     }
 
     /// Counts an open body (shutdown waits for it); false once shut down.

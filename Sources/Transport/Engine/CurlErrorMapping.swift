@@ -41,7 +41,10 @@ enum CurlErrorMapping {
         case CURLE_RECV_ERROR:
             // A chunk size that is not hex or overflows is the server's framing error, a head over
             // curl's 300 KiB total is too large; anything else read from the socket failed (a reset).
+            // curl keeps a trailer line in a buffer of its own capped at 4 KiB (curl 7.88's
+            // DYN_H1_TRAILER) and reports a longer one as "Out of memory in chunked-encoding".
             let detail = detail.lowercased()
+            if detail.contains("chunk") && detail.contains("out of memory") { return .headersTooLarge }
             if detail.contains("chunk") { return .malformedResponse }
             if detail.contains("too large") && detail.contains("header") { return .headersTooLarge }
             return .connectionClosed

@@ -283,7 +283,16 @@ extension CurlEventLoop {
         var handle = IdleHandle(
             easy: easy, errors: errors, footprint: clean ? transfer.handleFootprint : .unknown)
         handle.uses = transfer.handleUses
+        let sentTrailers = transfer.handleFootprint.contains(.trailers)
         transfer.detach()
+        if sentTrailers {
+            // curl 7.88 never resets a handle's trailer state (`state.trailers_state`, not even in
+            // `curl_easy_reset`): the next chunked upload on it would write its chunk framing
+            // before and after curl's upload buffer. A handle that sent request trailers is freed.
+            curl_easy_cleanup(handle.easy)
+            handle.errors.deallocate()
+            return
+        }
         recycle(handle)
     }
 

@@ -9,7 +9,8 @@ internal import Glibc
 /// curl lets through: bare CR or NUL in a line, obsolete line folding, conflicting
 /// `Content-Length` values, more than one `Location`, and blocks over a size limit.
 ///
-/// Interim 1xx heads are skipped. Lines after the final head (trailers) are ignored.
+/// Interim 1xx heads are skipped. Lines after the final head are the trailer section, which
+/// ``ResponseTrailers`` reads under the same rules.
 ///
 /// Every response goes through here, so each line is read with pointers: `memchr` for NUL, CR
 /// and the colon, and a table of the names most responses carry (compared with `memcmp`, which

@@ -18,6 +18,8 @@ final class BodyChannel: Sendable {
         var trailers = HTTPFields()
         /// Whether the consumer has read the end (after which ``trailers`` shows them).
         var endRead = false
+        /// The consumer found the body bad after its end (a truncated gzip stream): no trailers.
+        var endRejected = false
         var waiter: CheckedContinuation<Data?, any Error>?
         var highWaterMark = 0
     }
@@ -92,7 +94,7 @@ final class BodyChannel: Sendable {
     /// ended well (empty when it sent none); `nil` before, or after a failure.
     var trailers: HTTPFields? {
         state.withLock { state in
-            guard state.endRead, case .success = state.end else { return nil }
+            guard state.endRead, !state.endRejected, case .success = state.end else { return nil }
             return state.trailers
         }
     }
@@ -148,6 +150,12 @@ final class BodyChannel: Sendable {
         } onCancel: {
             close()
         }
+    }
+
+    /// The consumer read the end but found the body bad (its decoder failed to finish): the
+    /// trailers of a failed body are not shown.
+    func rejectEnd() {
+        state.withLock { $0.endRejected = true }
     }
 
     /// The consumer stopped reading: fail a pending read and stop the transfer.

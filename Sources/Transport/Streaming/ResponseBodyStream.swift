@@ -1,4 +1,5 @@
 internal import FoundationEssentials
+internal import HTTPTypes
 
 /// A response body as an `AsyncSequence` of chunks, inflated as they arrive.
 ///
@@ -15,6 +16,8 @@ struct ResponseBodyStream: AsyncSequence, Sendable {
     /// The most bytes the transport buffered at once for this stream (the backpressure
     /// high-water mark), for diagnostics.
     var bufferedHighWaterMark: Int { channel.bufferedHighWaterMark }
+    /// The response's trailer fields once the body was read to its end and decoded whole.
+    var trailers: HTTPFields? { channel.trailers }
 
     func makeAsyncIterator() -> Iterator {
         Iterator(state: IteratorState(channel: channel, codings: codings, limit: limit, onEnd: onEnd))
@@ -65,7 +68,12 @@ extension ResponseBodyStream {
             do {
                 while true {
                     guard let chunk = try await channel.next() else {
-                        try decoder?.finish()
+                        do {
+                            try decoder?.finish()
+                        } catch {
+                            channel.rejectEnd()
+                            throw error
+                        }
                         end()
                         return nil
                     }

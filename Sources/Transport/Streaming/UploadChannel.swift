@@ -43,6 +43,11 @@ final class UploadChannel: RequestBody.ChunkSink {
     /// Starts the producer. `resume` asks the loop to resume the transfer (a weak reference to
     /// it: the channel must not keep the transfer alive).
     func start(resume: @escaping @Sendable () -> Void) {
+        let closed = state.withLock { state in
+            if !state.machine.isClosed { state.resume = resume }
+            return state.machine.isClosed
+        }
+        guard !closed else { return }
         let pump = self.pump
         let task = Task { [self] in
             var failure: ServiceError?
@@ -65,9 +70,7 @@ final class UploadChannel: RequestBody.ChunkSink {
         }
         let cancelNow = state.withLock { state in
             state.producer = task
-            if state.machine.isClosed { return true }
-            state.resume = resume
-            return false
+            return state.machine.isClosed
         }
         if cancelNow { task.cancel() }
     }
