@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:?usage: scripts/sanitize.sh thread|address}"
 limit="${SANITIZE_TIMEOUT:-1200}"
-bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl libxml2 nginx curl
+bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl libxml2 nginx curl python3-h2
 scratch=".build-$kind"
 started=$(date +%s)
 swift build --build-tests --sanitize="$kind" --scratch-path "$scratch" 2>&1 | grep -E "error|warning: |Compiling|Build" | tail -3

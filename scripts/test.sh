@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # Each phase prints its duration, so that a slow run says where its time went.
 phase_started=$(date +%s)
 phase() { echo "test.sh: $1 took $(($(date +%s) - phase_started)) s"; phase_started=$(date +%s); }
-bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl libxml2 nginx postgresql curl
+bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl libxml2 nginx postgresql curl python3-h2
 export COURIER_STRICT=1
 phase "installing what is missing"
 swift build --build-tests --traits PostgreSQL

@@ -177,6 +177,11 @@ public struct HTTPVersionPreference: Sendable, Hashable {
     /// HTTP/1.1 only.
     public static let http1 = HTTPVersionPreference(mode: .http1)
     /// HTTP/2 without negotiation, also over cleartext (h2c with prior knowledge).
+    ///
+    /// With a libcurl older than 8.0.0 (Debian 12 has 7.88.1), a cleartext connection with
+    /// prior knowledge cannot be reused (curl bug #10634: the second request on it fails in
+    /// the framing layer), so each such request opens a connection of its own and closes it
+    /// after. Over TLS, and with libcurl 8.0.0 and later, connections are reused and multiplexed.
     public static let http2PriorKnowledge = HTTPVersionPreference(mode: .http2PriorKnowledge)
 }
 

@@ -10,6 +10,9 @@ public struct CurlFeatures: Sendable, Hashable, CustomStringConvertible {
     public let supportsHTTP2: Bool
     /// Whether Unix-domain sockets are available.
     public let supportsUnixSockets: Bool
+    /// Whether a cleartext HTTP/2 connection with prior knowledge can take a second request:
+    /// libcurl 8.0.0 and later (curl bug #10634 fails it in 7.x).
+    let reusesCleartextHTTP2Connections: Bool
 
     /// The features of the loaded libcurl.
     public static let current: CurlFeatures = {
@@ -20,7 +23,8 @@ public struct CurlFeatures: Sendable, Hashable, CustomStringConvertible {
             version: String(cString: info.version),
             tlsLibrary: info.ssl_version.map { String(cString: $0) } ?? "none",
             supportsHTTP2: features & courier_feature_http2 != 0,
-            supportsUnixSockets: features & courier_feature_unix_sockets != 0)
+            supportsUnixSockets: features & courier_feature_unix_sockets != 0,
+            reusesCleartextHTTP2Connections: info.version_num >= 0x08_00_00)
     }()
 
     public var description: String {

@@ -10,9 +10,9 @@ import Testing
 /// transport that waited for the whole body before reading the response would never get past
 /// the first chunk (the time limit ends it).
 ///
-/// HTTP/1.1 only so far: the suite's HTTP/2 server is nginx, which as a proxy holds the
-/// upstream's response until the request body has been sent whole (measured with the curl
-/// command line), so it cannot echo chunk by chunk.
+/// HTTP/1.1 against the loopback server's `/duplex` route; HTTP/2 against ``H2EchoServer``
+/// (h2c). Not against the suite's nginx: as a proxy it holds the upstream's response until the
+/// request body has been sent whole (measured with the curl command line).
 @Suite struct FullDuplexTests {
     /// A request body the test feeds by hand.
     struct Feed {
@@ -64,6 +64,27 @@ import Testing
             #expect(trailers?[HTTPField.Name("Body-Length")!] == "100000")
             #expect(trailers?[HTTPField.Name("Body-CRC")!] == "\(Payloads.patternCRC(count: 100_000))")
             #expect(server.requests(to: "/duplex").first?.header("Transfer-Encoding")?.lowercased() == "chunked")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anHTTP2EchoRunsChunkByChunkWhileTheBodyIsSent() async throws {
+        let server = try await H2EchoServer.start()
+        defer { server.stop() }
+        let transport = CurlTransport()
+        var options = TransferOptions()
+        options.httpVersion = .http2PriorKnowledge
+        let request = HTTPRequest(method: .post, scheme: "http", authority: server.authority, path: "/duplex")
+        do {
+            let trailers = try await echoRounds(
+                100, size: 1_000, transport: transport, request: request, options: options)
+            // Each chunk went out as DATA and came back as DATA; the server's count ends the stream.
+            #expect(trailers?[HTTPField.Name("Body-Length")!] == "100000")
+            #expect(trailers?[HTTPField.Name("Body-CRC")!] == "\(Payloads.patternCRC(count: 100_000))")
+            await transport.shutdown()
+        } catch {
+            await transport.shutdown(cancellingInFlight: true)
+            throw error
         }
     }
 

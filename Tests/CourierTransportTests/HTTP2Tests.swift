@@ -93,6 +93,30 @@ import Testing
         }
     }
 
+    @Test func cleartextRequestsWithPriorKnowledgeFollowOneAnother() async throws {
+        // curl 7.x fails a second request on an h2c connection (curl bug #10634): with such a
+        // libcurl each request gets a connection of its own, so none fails.
+        let server = try await H2EchoServer.start()
+        defer { server.stop() }
+        let transport = CurlTransport()
+        var options = TransferOptions()
+        options.httpVersion = .http2PriorKnowledge
+        let request = HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/trailers")
+        let h2c = options
+        for _ in 0..<5 {
+            let response = try await transport.send(request, body: nil, options: options)
+            #expect(response.metrics.httpVersion == "2")
+            #expect(String(decoding: response.body, as: UTF8.self) == "hello, trailers")
+        }
+        let bodies = try await withThrowingTaskGroup(of: Data.self) { group in
+            for _ in 0..<10 { group.addTask { try await transport.send(request, body: nil, options: h2c).body } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(bodies.count == 10)
+        #expect(bodies.allSatisfy { $0 == Data("hello, trailers".utf8) })
+        await transport.shutdown()
+    }
+
     @Test func aBodyWithTrailersGoesOutOverHTTP1WhereHTTP2IsOffered() async throws {
         try await withNginx { server, transport, options in
             let first = try await transport.send(get(server.authority, "/echo/first"), body: nil, options: options)

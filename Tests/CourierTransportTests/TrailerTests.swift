@@ -7,8 +7,8 @@ import Testing
 
 /// Trailer fields: a response's (HTTP/1.1 chunked, from the loopback server), on whole and
 /// streamed bodies, within the head's limits; and a request's, sent after a streamed body.
-/// (HTTP/2 trailers take the same path through the header callback; the suite's nginx 1.22
-/// sends none on HTTP/2, so no test here shows them.)
+/// HTTP/2 trailers (a trailing HEADERS frame) come from ``H2EchoServer``: the suite's nginx
+/// 1.22 sends none on HTTP/2.
 @Suite struct TrailerTests {
     let checksum = HTTPField.Name("Checksum")!
     let serverTiming = HTTPField.Name("Server-Timing")!
@@ -52,6 +52,37 @@ import Testing
             #expect(response.metrics.decodedContentEncoding == "gzip")
             #expect(response.trailers[checksum] == "7f3a")
         }
+    }
+
+    @Test func http2TrailersArriveInATrailingHeadersFrame() async throws {
+        let server = try await H2EchoServer.start()
+        defer { server.stop() }
+        let transport = CurlTransport()
+        var options = TransferOptions()
+        options.httpVersion = .http2PriorKnowledge
+        func request(_ kind: String) -> HTTPRequest {
+            HTTPRequest(method: .get, scheme: "http", authority: server.authority, path: "/trailers?kind=\(kind)")
+        }
+        let whole = try await transport.send(request("fields"), body: nil, options: options)
+        #expect(whole.metrics.httpVersion == "2")
+        #expect(String(decoding: whole.body, as: UTF8.self) == "hello, trailers")
+        #expect(whole.trailers[checksum] == "7f3a")
+        #expect(whole.trailers[serverTiming] == "db;dur=5")
+        #expect(whole.head.headerFields[checksum] == nil)
+        let streamed = try await transport.stream(request("fields"), body: nil, options: options)
+        #expect(streamed.body.trailers == nil)
+        _ = try await streamed.body.collect()
+        #expect(streamed.body.trailers?[checksum] == "7f3a")
+        let none = try await transport.send(request("none"), body: nil, options: options)
+        #expect(none.trailers.isEmpty)
+        // A NUL in a value, or a pseudo-header among the trailers: HTTP/2 forbids both.
+        for kind in ["nul", "pseudo"] {
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await transport.send(request(kind), body: nil, options: options)
+            }
+            #expect(error?.code == .malformedResponse, "\(kind): \(String(describing: error))")
+        }
+        await transport.shutdown()
     }
 
     @Test func aBodyThatFailsToDecodeShowsNoTrailers() async throws {

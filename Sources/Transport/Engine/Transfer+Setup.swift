@@ -31,11 +31,20 @@ struct OptionFootprint: OptionSet, Sendable {
     static let certificateStatus = OptionFootprint(rawValue: 1 << 16)
     static let revocationList = OptionFootprint(rawValue: 1 << 17)
     static let trailers = OptionFootprint(rawValue: 1 << 18)
+    static let freshConnection = OptionFootprint(rawValue: 1 << 19)
     /// A handle in an unknown state: the next transfer resets it, whatever it sets.
     static let unknown = OptionFootprint(rawValue: .max)
 }
 
 extension Transfer {
+    /// Whether this transfer must open a connection of its own and close it after: cleartext
+    /// HTTP/2 with prior knowledge on a libcurl whose second request on such a connection fails
+    /// (curl bug #10634, fixed in 8.0.0).
+    var needsFreshConnection: Bool {
+        request.options.httpVersion.mode == .http2PriorKnowledge && !request.url.hasPrefix("https:")
+            && !CurlFeatures.current.reusesCleartextHTTP2Connections
+    }
+
     /// The options this transfer's ``attach(to:errors:)`` will set beyond those every transfer
     /// sets. `attach` records what it sets and checks, in debug builds, that it matches.
     var footprint: OptionFootprint {
@@ -54,6 +63,7 @@ extension Transfer {
         if deadline != nil { footprint.insert(.totalTimeout) }
         if options.lowSpeedLimit != nil { footprint.insert(.lowSpeed) }
         if request.url.hasPrefix("https:") { footprint.insert(.pipeWait) }
+        if needsFreshConnection { footprint.insert(.freshConnection) }
         let tls = options.tls
         if tls.certificateAuthorityFile != nil { footprint.insert(.caFile) }
         if tls.requiresOCSPStapling { footprint.insert(.certificateStatus) }
@@ -165,6 +175,10 @@ extension Transfer {
         case .automatic: check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_2tls))
         case .http2PriorKnowledge:
             check(courier_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, courier_http_version_2_prior))
+        }
+        if needsFreshConnection {
+            check(courier_easy_setopt_long(handle, CURLOPT_FRESH_CONNECT, 1), .freshConnection)
+            check(courier_easy_setopt_long(handle, CURLOPT_FORBID_REUSE, 1))
         }
         // Waiting for a connection that may multiplex only pays over TLS (HTTP/2 by ALPN); on
         // cleartext it would hold every request to a new host until the first one's response.

@@ -1,0 +1,130 @@
+"""An HTTP/2 server over cleartext (prior knowledge, h2c) for the transport's tests, on the
+`h2` library (Debian's python3-h2, which scripts/test.sh installs). H2EchoServer.swift starts it.
+
+It binds 127.0.0.1 on a free port and prints the port on stdout. It exits when its stdin
+closes (the test process stopped it, or died), so no server outlives its tests.
+
+Routes:
+- POST /duplex: the response head goes out as soon as the request's head arrives, each DATA
+  frame comes back at once as DATA, and the end carries trailers: body-length and body-crc
+  (CRC-32) of what was received, and each request trailer back as echo-<name>.
+- GET /trailers?kind=: the body "hello, trailers" and a trailing HEADERS frame by kind:
+  fields (default: checksum: 7f3a and server-timing: db;dur=5), none (no trailers), nul
+  (a NUL byte in a trailer's value, which HTTP/2 forbids), pseudo (a pseudo-header in the
+  trailers, also forbidden).
+"""
+
+import os
+import socket
+import sys
+import threading
+import zlib
+from urllib.parse import parse_qs, urlsplit
+
+import h2.config
+import h2.connection
+import h2.events
+
+
+class Stream:
+    def __init__(self, path):
+        self.path = path
+        self.length = 0
+        self.crc = 0
+        self.trailers = []
+
+
+def send_data(connection, stream_id, data):
+    """Sends `data` in frames no larger than the peer allows (its window is large: curl's)."""
+    size = connection.max_outbound_frame_size
+    for start in range(0, len(data), size):
+        connection.send_data(stream_id, data[start:start + size])
+
+
+def serve(sock):
+    config = h2.config.H2Configuration(
+        client_side=False, header_encoding="utf-8", validate_outbound_headers=False,
+        normalize_outbound_headers=False)
+    connection = h2.connection.H2Connection(config=config)
+    connection.initiate_connection()
+    sock.sendall(connection.data_to_send())
+    streams = {}
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    headers = dict(event.headers)
+                    stream = Stream(headers.get(":path", "/"))
+                    streams[event.stream_id] = stream
+                    route = urlsplit(stream.path)
+                    if route.path == "/duplex":
+                        connection.send_headers(event.stream_id, [
+                            (":status", "200"), ("content-type", "application/octet-stream")])
+                    elif route.path == "/trailers":
+                        kind = parse_qs(route.query).get("kind", ["fields"])[0]
+                        connection.send_headers(event.stream_id, [(":status", "200")])
+                        send_data(connection, event.stream_id, b"hello, trailers")
+                        trailers = {
+                            "none": None,
+                            "nul": [("checksum", "7f\x003a")],
+                            "pseudo": [(":status", "200")],
+                        }.get(kind, [("checksum", "7f3a"), ("server-timing", "db;dur=5")])
+                        if trailers is None:
+                            connection.end_stream(event.stream_id)
+                        else:
+                            connection.send_headers(event.stream_id, trailers, end_stream=True)
+                    else:
+                        connection.send_headers(event.stream_id, [(":status", "404")], end_stream=True)
+                elif isinstance(event, h2.events.DataReceived):
+                    connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    stream = streams.get(event.stream_id)
+                    if stream is not None and urlsplit(stream.path).path == "/duplex":
+                        stream.length += len(event.data)
+                        stream.crc = zlib.crc32(event.data, stream.crc)
+                        send_data(connection, event.stream_id, event.data)
+                elif isinstance(event, h2.events.TrailersReceived):
+                    stream = streams.get(event.stream_id)
+                    if stream is not None:
+                        stream.trailers = list(event.headers)
+                elif isinstance(event, h2.events.StreamEnded):
+                    stream = streams.pop(event.stream_id, None)
+                    if stream is not None and urlsplit(stream.path).path == "/duplex":
+                        trailers = [("body-length", str(stream.length)), ("body-crc", str(stream.crc))]
+                        trailers += [("echo-" + name, value) for name, value in stream.trailers]
+                        connection.send_headers(event.stream_id, trailers, end_stream=True)
+                elif isinstance(event, h2.events.StreamReset):
+                    streams.pop(event.stream_id, None)
+                elif isinstance(event, h2.events.ConnectionTerminated):
+                    return
+            pending = connection.data_to_send()
+            if pending:
+                sock.sendall(pending)
+    except (OSError, h2.exceptions.ProtocolError):
+        return
+    finally:
+        sock.close()
+
+
+def main():
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+
+    def watch_stdin():
+        sys.stdin.buffer.read()
+        os._exit(0)
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    while True:
+        client, _ = listener.accept()
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
