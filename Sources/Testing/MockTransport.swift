@@ -35,7 +35,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
         }
 
         /// This response with `trailers` after its body, as a server sends them after a chunked
-        /// body: a streamed body shows them once read to its end. A failure stays a failure.
+        /// body: a streamed body shows them once read to its end. A failure stays a failure, and
+        /// a ``file(atPath:status:contentType:headers:)`` reply has no trailers (its body is read at send time).
         ///
         /// ```swift
         /// mock.respond(to: .get, "/export", with: .json("[]").withTrailers([.eTag: "\"v2\""]))
@@ -278,7 +279,14 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
     {
         let (bytes, trailers): (Data?, HTTPFields)
         if let streamed = body?.streamed {
-            (bytes, trailers) = try await Self.drain(streamed)
+            // Read as a transport sends it, and ended as a transfer is: by `options.cancellation`
+            // or the task's cancellation (a producer that waits for an answer never ends here:
+            // MockTransport answers after the whole body, so it cannot echo a duplex exchange).
+            do {
+                (bytes, trailers) = try await Self.cancellable(options.cancellation) { try await Self.drain(streamed) }
+            } catch let error as ServiceError where error.code == .cancelled {
+                throw noteCancelled()
+            }
         } else {
             (bytes, trailers) = (body?.inMemoryBytes, HTTPFields())
         }
@@ -343,6 +351,8 @@ public final class MockTransport: HTTPTransport, HonoursTransferCancellation {
             throw ServiceError(
                 .requestBodyFailed, "The streamed request body's sequence threw: \(error)", underlying: error)
         }
+        // A cancelled task ends an `AsyncStream` early, as if it were whole: not a body.
+        if Task.isCancelled { throw ServiceError.cancelled() }
         let data = sink.data.withLock { $0 }
         if let length = streamed.length, length != data.count {
             throw ServiceError(

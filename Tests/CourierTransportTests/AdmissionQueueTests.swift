@@ -124,9 +124,22 @@ struct AdmissionQueueTests {
     @Test("prior knowledge of HTTP/2 multiplexes from the first transfer, up to 100 streams a connection")
     func priorKnowledgeMultiplexes() {
         var queue = AdmissionQueue(limits: Self.limits(perHost: 1))
-        for index in 0..<150 { queue.enqueue(Self.transfer("http://h2c.test/\(index)", http2: true)) }
+        for index in 0..<150 { queue.enqueue(Self.transfer("https://h2.test/\(index)", http2: true)) }
         #expect(Self.drain(&queue).count == AdmissionQueue.unitsPerConnection)
         #expect(queue.count == 50)
+    }
+
+    @Test("cleartext prior knowledge weighs as HTTP/1.1 where each such transfer needs its own connection")
+    func cleartextPriorKnowledgeOnOldCurl() {
+        var queue = AdmissionQueue(limits: Self.limits(perHost: 1))
+        let transfers = (0..<3).map { Self.transfer("http://h2c.test/\($0)", http2: true) }
+        for transfer in transfers { queue.enqueue(transfer) }
+        let multiplexes = CurlFeatures.current.reusesCleartextHTTP2Connections
+        #expect(transfers[0].needsFreshConnection == !multiplexes)
+        #expect(Self.drain(&queue).count == (multiplexes ? 3 : 1))
+        // An answer over HTTP/2 teaches nothing either: the next transfer still has the origin alone.
+        queue.release(transfers[0], httpVersion: 2)
+        #expect(Self.drain(&queue).count == (multiplexes ? 0 : 1))
     }
 
     @Test("a forgotten (cancelled) transfer leaves the count at once and is never admitted")
@@ -170,7 +183,7 @@ struct AdmissionQueueTests {
 
         mutating func enqueue(_ transfer: Transfer, http2: Bool) {
             let origin = transfer.request.originKey
-            if isIdle(origin) { multiplexes[origin] = http2 }
+            if isIdle(origin) { multiplexes[origin] = http2 && !transfer.needsFreshConnection }
             waiting[origin, default: []].append(transfer)
             arrivals += 1
             sequence[ObjectIdentifier(transfer)] = arrivals
@@ -200,7 +213,7 @@ struct AdmissionQueueTests {
         mutating func release(_ transfer: Transfer, httpVersion: Int?) {
             guard let (origin, units) = held.removeValue(forKey: ObjectIdentifier(transfer)) else { return }
             running[origin, default: 0] -= units
-            if let httpVersion, httpVersion >= 2 { multiplexes[origin] = true }
+            if let httpVersion, httpVersion >= 2, !transfer.needsFreshConnection { multiplexes[origin] = true }
         }
 
         mutating func forget(_ transfer: Transfer) {

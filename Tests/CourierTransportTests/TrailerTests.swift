@@ -206,7 +206,9 @@ import Testing
             let first = try await transport.send(
                 server.request("/duplex", method: .post), body: withTrailers, options: .init())
             #expect(first.trailers[HTTPField.Name("Echo-Checksum")!] == "1")
-            // The same connection and handle next: a streamed body without trailers, then bytes.
+            // The same loop next (and the same connection): a streamed body without trailers, then
+            // bytes. Had the handle been reused, curl 7.88 would write the chunk framing outside
+            // its upload buffer, which the AddressSanitizer run of this test reports.
             let plain = RequestBody.stream(
                 AsyncStream<Data> {
                     $0.yield(Data("two".utf8))

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 
 
 class Stream:
@@ -32,13 +33,28 @@ class Stream:
         self.length = 0
         self.crc = 0
         self.trailers = []
+        # Bytes to echo that the peer's flow-control window has no room for yet, and the
+        # trailers that end the stream once they are out.
+        self.pending = b""
+        self.closing = None
 
 
-def send_data(connection, stream_id, data):
-    """Sends `data` in frames no larger than the peer allows (its window is large: curl's)."""
-    size = connection.max_outbound_frame_size
-    for start in range(0, len(data), size):
-        connection.send_data(stream_id, data[start:start + size])
+def flush(connection, stream_id, stream):
+    """Sends what the peer's windows allow of `stream`'s pending bytes, in frames no larger than
+    it accepts; then its trailers, once nothing is pending. A stream the peer reset is skipped."""
+    try:
+        while stream.pending:
+            room = min(connection.local_flow_control_window(stream_id), connection.max_outbound_frame_size)
+            if room <= 0:
+                return
+            connection.send_data(stream_id, stream.pending[:room])
+            stream.pending = stream.pending[room:]
+        if stream.closing is not None:
+            connection.send_headers(stream_id, stream.closing, end_stream=True)
+            stream.closing = None
+    except h2.exceptions.StreamClosedError:
+        stream.pending = b""
+        stream.closing = None
 
 
 def serve(sock):
@@ -66,7 +82,7 @@ def serve(sock):
                     elif route.path == "/trailers":
                         kind = parse_qs(route.query).get("kind", ["fields"])[0]
                         connection.send_headers(event.stream_id, [(":status", "200")])
-                        send_data(connection, event.stream_id, b"hello, trailers")
+                        connection.send_data(event.stream_id, b"hello, trailers")
                         trailers = {
                             "none": None,
                             "nul": [("checksum", "7f\x003a")],
@@ -84,17 +100,24 @@ def serve(sock):
                     if stream is not None and urlsplit(stream.path).path == "/duplex":
                         stream.length += len(event.data)
                         stream.crc = zlib.crc32(event.data, stream.crc)
-                        send_data(connection, event.stream_id, event.data)
+                        stream.pending += event.data
+                        flush(connection, event.stream_id, stream)
                 elif isinstance(event, h2.events.TrailersReceived):
                     stream = streams.get(event.stream_id)
                     if stream is not None:
                         stream.trailers = list(event.headers)
                 elif isinstance(event, h2.events.StreamEnded):
-                    stream = streams.pop(event.stream_id, None)
+                    stream = streams.get(event.stream_id)
                     if stream is not None and urlsplit(stream.path).path == "/duplex":
                         trailers = [("body-length", str(stream.length)), ("body-crc", str(stream.crc))]
                         trailers += [("echo-" + name, value) for name, value in stream.trailers]
-                        connection.send_headers(event.stream_id, trailers, end_stream=True)
+                        stream.closing = trailers
+                        flush(connection, event.stream_id, stream)
+                elif isinstance(event, h2.events.WindowUpdated):
+                    targets = streams.items() if event.stream_id == 0 else [
+                        (event.stream_id, streams[event.stream_id])] if event.stream_id in streams else []
+                    for stream_id, stream in list(targets):
+                        flush(connection, stream_id, stream)
                 elif isinstance(event, h2.events.StreamReset):
                     streams.pop(event.stream_id, None)
                 elif isinstance(event, h2.events.ConnectionTerminated):

@@ -81,6 +81,13 @@ struct AdmissionQueue {
 
     var isEmpty: Bool { count == 0 }
 
+    /// Whether an origin is known to multiplex before any transfer ran: HTTP/2 with prior
+    /// knowledge, unless each such transfer needs a connection of its own (cleartext on a libcurl
+    /// before 8.0.0, ``Transfer/needsFreshConnection``), which makes it weigh as HTTP/1.1 does.
+    static func multiplexesFromStart(_ transfer: Transfer) -> Bool {
+        transfer.request.options.httpVersion.mode == .http2PriorKnowledge && !transfer.needsFreshConnection
+    }
+
     /// Queues `transfer` behind those of its origin.
     mutating func enqueue(_ transfer: Transfer) {
         sequence &+= 1
@@ -90,7 +97,7 @@ struct AdmissionQueue {
             origin = recent
             if !recent.isListed {
                 // Dropped when it went idle: back as a new origin would be, knowing nothing.
-                recent.multiplexes = transfer.request.options.httpVersion.mode == .http2PriorKnowledge
+                recent.multiplexes = Self.multiplexesFromStart(transfer)
                 recent.isListed = true
                 origins[recent.key] = recent
             }
@@ -99,8 +106,7 @@ struct AdmissionQueue {
             if let known = origins[key] {
                 origin = known
             } else {
-                origin = Origin(
-                    key: key, multiplexes: transfer.request.options.httpVersion.mode == .http2PriorKnowledge)
+                origin = Origin(key: key, multiplexes: Self.multiplexesFromStart(transfer))
                 origins[key] = origin
             }
             recent = origin
@@ -154,7 +160,7 @@ struct AdmissionQueue {
         guard let origin = transfer.origin else { return }
         transfer.origin = nil
         origin.units -= weight
-        if let httpVersion, httpVersion >= 2 { origin.multiplexes = true }
+        if let httpVersion, httpVersion >= 2, !transfer.needsFreshConnection { origin.multiplexes = true }
         // An origin with nothing running and nothing waiting is dropped, so that a crawler's
         // hosts do not accumulate; what it learned about multiplexing goes with it.
         if origin.units == 0 && origin.headSequence() == nil {
