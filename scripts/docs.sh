@@ -3,6 +3,8 @@
 # archive in .build/plugins/Swift-DocC/outputs/Courier.doccarchive. Any DocC warning (a broken
 # symbol link, an article nobody curates) fails this. The Swift blocks of the articles are
 # compiled as pasted by scripts/readme-check.sh, with the README's.
+#   scripts/docs.sh [SWIFT PACKAGE OPTIONS]   e.g. --traits PostgreSQL, as CI passes so that the
+#   test command's build (same traits, same flags) is reused instead of compiled again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(CourierCore CourierTransport CourierCaching CourierJSON CourierServices CourierTesting
@@ -11,7 +13,7 @@ arguments=()
 for target in "${targets[@]}"; do arguments+=(--target "$target"); done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! swift package generate-documentation --enable-experimental-combined-documentation \
+if ! swift package "$@" generate-documentation --enable-experimental-combined-documentation \
     "${arguments[@]}" --warnings-as-errors >"$log" 2>&1; then
     grep -A12 -E "^(warning|error): " "$log" | head -200
     echo "Documentation: DocC reported a problem (warnings are errors here)"

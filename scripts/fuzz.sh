@@ -5,7 +5,7 @@
 # is built in release with -sanitize=fuzzer,address against this checkout, so internal parsers
 # are reached with @testable import. Seeds: Fuzz/corpus/<target>/; the growing corpus and any
 # reproducer (crash-*, leak-*, timeout-*) are left in .build/fuzz/<target>/.
-# Prints each target's run count; exits non-zero on a crash, a sanitizer report, a failed
+# Runs two targets at a time (FUZZ_JOBS). Prints each target's run count; exits non-zero on a crash, a sanitizer report, a failed
 # invariant or a timeout.
 set -euo pipefail
 # Let libFuzzer and ASan report a trap; the Swift runtime's backtracer would fight ASan for it.
@@ -46,20 +46,32 @@ fi
 echo "fuzz: built ${targets[*]} in $(($(date +%s) - start)) s"
 bin="$(swift build "${build_flags[@]}" --show-bin-path)"
 
+# Two targets at a time: libFuzzer runs on one core, and CI's machine has two.
+parallel="${FUZZ_JOBS:-2}"
+run_target() {
+    local target="$1" work=".build/fuzz/$1"
+    mkdir -p "$work/corpus"
+    cp Fuzz/corpus/"$target"/* "$work/corpus/" 2>/dev/null || true
+    set +e
+    (cd "$work" && "$bin/$(product "$target")" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+        -max_len=65536 -print_final_stats=1 corpus >fuzz.log 2>&1)
+    echo $? >"$work/exit"
+}
+running=0
+for target in "${targets[@]}"; do
+    if [ "$running" -ge "$parallel" ]; then wait -n || true; running=$((running - 1)); fi
+    run_target "$target" &
+    running=$((running + 1))
+done
+wait
 summary=()
 status=0
 for target in "${targets[@]}"; do
     work=".build/fuzz/$target"
-    mkdir -p "$work/corpus"
-    cp Fuzz/corpus/"$target"/* "$work/corpus/" 2>/dev/null || true
     log="$work/fuzz.log"
-    set +e
-    (cd "$work" && "$bin/$(product "$target")" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-        -max_len=65536 -print_final_stats=1 corpus >fuzz.log 2>&1)
-    code=$?
-    set -e
+    code=$(cat "$work/exit" 2>/dev/null || echo 1)
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-    if [ $code -ne 0 ]; then
+    if [ "$code" -ne 0 ]; then
         status=1
         summary+=("$target: FAILED (exit $code) after $runs runs; see $log;"
             "  reproduce: SWIFT_BACKTRACE=enable=no $bin/$(product "$target") $work/<crash-file>")
