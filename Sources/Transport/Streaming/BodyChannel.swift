@@ -16,10 +16,9 @@ final class BodyChannel: Sendable {
         var consumerGone = false
         var end: Result<TransferMetrics, ServiceError>?
         var trailers = HTTPFields()
-        /// Whether the consumer has read the end (after which ``trailers`` shows them).
-        var endRead = false
-        /// The consumer found the body bad after its end (a truncated gzip stream): no trailers.
-        var endRejected = false
+        /// Whether the consumer read the end and found the body whole (its decoder, if any,
+        /// finished): only then does ``trailers`` show them.
+        var endAccepted = false
         var waiter: CheckedContinuation<Data?, any Error>?
         var highWaterMark = 0
     }
@@ -78,8 +77,6 @@ final class BodyChannel: Sendable {
             guard state.end == nil else { return nil }
             state.end = end
             state.trailers = trailers
-            // A consumer waiting now reads the end as it is resumed.
-            if state.waiter != nil, case .success = end { state.endRead = true }
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -90,11 +87,11 @@ final class BodyChannel: Sendable {
         }
     }
 
-    /// The response's trailer fields once the consumer has read the end of a transfer that
+    /// The response's trailer fields once the consumer has accepted the end of a transfer that
     /// ended well (empty when it sent none); `nil` before, or after a failure.
     var trailers: HTTPFields? {
         state.withLock { state in
-            guard state.endRead, !state.endRejected, case .success = state.end else { return nil }
+            guard state.endAccepted, case .success = state.end else { return nil }
             return state.trailers
         }
     }
@@ -127,9 +124,7 @@ final class BodyChannel: Sendable {
                         return .value(chunk)
                     }
                     switch state.end {
-                    case .success:
-                        state.endRead = true
-                        return .value(nil)
+                    case .success: return .value(nil)
                     case .failure(let error): return .failure(error)
                     case nil:
                         if state.paused {
@@ -152,10 +147,11 @@ final class BodyChannel: Sendable {
         }
     }
 
-    /// The consumer read the end but found the body bad (its decoder failed to finish): the
-    /// trailers of a failed body are not shown.
-    func rejectEnd() {
-        state.withLock { $0.endRejected = true }
+    /// The consumer read the end and found the body whole (its decoder finished): from now on
+    /// ``trailers`` shows them. A body that fails at its end (a truncated gzip stream) never
+    /// shows its trailers, and nobody sees them before the decoder has had its say.
+    func acceptEnd() {
+        state.withLock { $0.endAccepted = true }
     }
 
     /// The consumer stopped reading: fail a pending read and stop the transfer.

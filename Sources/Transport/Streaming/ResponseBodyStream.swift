@@ -68,12 +68,8 @@ extension ResponseBodyStream {
             do {
                 while true {
                     guard let chunk = try await channel.next() else {
-                        do {
-                            try decoder?.finish()
-                        } catch {
-                            channel.rejectEnd()
-                            throw error
-                        }
+                        try decoder?.finish()
+                        channel.acceptEnd()
                         end()
                         return nil
                     }
