@@ -6,7 +6,9 @@
 # instructions.json.
 # Pass --quick for fewer requests. An A/B of a change: run it on both commits, compare.
 # Pass --gate to check the counts against the ledger's (PERFORMANCE.md,
-# Benchmarks/instructions-baseline.json) afterwards: more than 3% over fails.
+# Benchmarks/instructions-baseline.json) afterwards: more than 3% over fails. With --gate only the
+# clients the gate checks are counted (CurlTransport and a default load(): half the valgrind
+# runs); pass --all with --gate to count the others too.
 # COURIER_CALLGRIND_KEEP=<dir> keeps the profiles, for callgrind_annotate --inclusive=yes.
 #
 # valgrind 3.19 (Debian 12) dies with SIGSEGV on every Swift program with an async main: the
@@ -19,10 +21,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gate=0
+all=0
 arguments=()
 for argument in "$@"; do
-    if [ "$argument" = "--gate" ]; then gate=1; else arguments+=("$argument"); fi
+    case "$argument" in
+        --gate) gate=1 ;;
+        --all) all=1 ;;
+        *) arguments+=("$argument") ;;
+    esac
 done
+if [ "$gate" -eq 1 ] && [ "$all" -eq 0 ]; then arguments+=(--gated-only); fi
 output="${OUTPUT:-$PWD/Benchmarks/instructions.json}"
 bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev nginx gzip valgrind
 work=$(mktemp -d)

@@ -16,7 +16,10 @@ import Foundation
 /// signals out. `scripts/instructions.sh` builds a tiny `sigsuspend` that copies the mask to
 /// the stack first and passes it in `COURIER_VALGRIND_PRELOAD`. Its DWARF reader also gives up
 /// on the DWARF 5 of Swift's toolchain, so the script runs a copy without debug info.
-func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
+///
+/// `gatedOnly` counts only the clients the instruction gate checks (`CurlTransport` and a
+/// default `load()`), as CI does: half the valgrind runs, without the rows they are compared to.
+func instructions(nginx: Nginx, report: Report, quick: Bool, gatedOnly: Bool = false) throws {
     guard let preload = ProcessInfo.processInfo.environment["COURIER_VALGRIND_PRELOAD"] else {
         throw BenchError("instructions: run it through scripts/instructions.sh (it builds the valgrind preload)")
     }
@@ -31,7 +34,9 @@ func instructions(nginx: Nginx, report: Report, quick: Bool) throws {
         report.scenario(scenario, detail: "instructions per request, all threads of the client process")
         var raw: Figure?
         var distinct: Figure?
-        for client in [Client.raw, .transport, .transportDistinct, .courierDefaults] {
+        let clients: [Client] =
+            gatedOnly ? [.transport, .courierDefaults] : [.raw, .transport, .transportDistinct, .courierDefaults]
+        for client in clients {
             progress("\(scenario): \(client.rawValue)")
             var totals: [Int] = []
             for requests in [short, long] {

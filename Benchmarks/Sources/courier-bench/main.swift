@@ -25,7 +25,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
 
           --quick       fewer requests and one run per figure; with --soak, 10,000 loads and at most 45 s
           --filter      the scenarios to run (all by default); `instructions` (instructions per request
-                        under callgrind) runs only when named, through scripts/instructions.sh;
+                        under callgrind) runs only when named, through scripts/instructions.sh
+                        (with --gated-only, only the clients its gate checks, as CI runs it);
                         `codings` runs only e2e's medium payload in gzip, brotli and zstd
           --output      where the JSON figures go (bench-results.json, or soak-results.json with --soak)
           --interleaved variants of one small GET at c=1 (tuned, defaults, defaults-same, tuned-distinct,
@@ -205,7 +206,9 @@ do {
         try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs)
     }
     #endif
-    if let nginx, countsInstructions { try instructions(nginx: nginx, report: report, quick: quick) }
+    if let nginx, countsInstructions {
+        try instructions(nginx: nginx, report: report, quick: quick, gatedOnly: arguments.contains("--gated-only"))
+    }
 } catch {
     Cleanup.yieldsToSignal()
     nginx?.stop()
