@@ -43,8 +43,10 @@ struct PostgresOutageTests {
                     #expect(loaded.source == .network)
                 }
                 #expect(try await load("before").source == .network)
-                // A lookup and a store, each bounded by 250 ms, plus a loopback request.
-                #expect(slowest < .seconds(2), "slowest load while the server was down: \(slowest)")
+                // A lookup and a store, each bounded by 250 ms, plus a loopback request: well under
+                // a second alone, 3.8 s seen with the whole suite running on 2 cores. The bound
+                // catches a call the 250 ms limit did not end, not a slow machine.
+                #expect(slowest < .seconds(8), "slowest load while the server was down: \(slowest)")
                 #expect(server.cacheCounts("during-0").requests == 1)
 
                 try await cluster.restart()
