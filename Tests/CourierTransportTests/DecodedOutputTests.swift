@@ -11,8 +11,8 @@ import Testing
     @Test func theFirstBufferHoldsTheDeclaredSizeAndOneByte() {
         // One byte more than declared: a body of exactly that size fills it without growing.
         #expect(DecodedOutput.firstCapacity(inputCount: 15_000, declaredSize: 120_000, limit: nil) == 120_001)
-        // Without a declared size: four times the input, at least 16 KiB.
-        #expect(DecodedOutput.firstCapacity(inputCount: 15_000, declaredSize: nil, limit: nil) == 60_000)
+        // Without a declared size: sixteen times the input, at least 16 KiB.
+        #expect(DecodedOutput.firstCapacity(inputCount: 15_000, declaredSize: nil, limit: nil) == 240_000)
         #expect(DecodedOutput.firstCapacity(inputCount: 100, declaredSize: nil, limit: nil) == 16 << 10)
         #expect(DecodedOutput.firstCapacity(inputCount: 100, declaredSize: 0, limit: nil) == 16 << 10)
     }
@@ -55,12 +55,69 @@ import Testing
         // At least the declared size and a byte (mapped buffers are whole pages).
         #expect((300_001..<300_001 + 4_096).contains(decoder.spaces.first ?? 0))
         #expect(decoder.spaces.count == 1, "the buffer grew: \(decoder.spaces)")
-        // Without a declaration, the buffer starts at four times the input and doubles.
+        // Without a declaration, the buffer starts at sixteen times the input and doubles.
         let guessing = SpyDecoder(declared: nil, produces: 300_000)
         _ = try [UInt8](repeating: 1, count: 2_000).withUnsafeBytes { try guessing.decodeAll($0, limit: nil) }
         #expect(guessing.spaces.count > 1)
     }
+
+    /// A body that declares no size, compressed as JSON usually is (here 12 times), is written
+    /// into the first buffer, with no copy as it grows.
+    @Test func anUndeclaredBodyOfTypicalRatioFillsTheFirstBuffer() throws {
+        let decoder = SpyDecoder(declared: nil, produces: 24_000)
+        let decoded = try [UInt8](repeating: 1, count: 2_000).withUnsafeBytes {
+            try decoder.decodeAll($0, limit: nil)
+        }
+        #expect(decoded.count == 24_000)
+        #expect(decoder.spaces == [32_000], "the buffer grew: \(decoder.spaces)")
+    }
+
+    /// What a heap block did not fill is given back; a nearly full block and a mapped one
+    /// (whose unwritten pages hold no memory) are kept as they are.
+    @Test func trimGivesBackWhatAHeapBlockDidNotFill() {
+        var (pointer, capacity) = LargeBuffer.allocate(200_000)
+        pointer.initializeMemory(as: UInt8.self, repeating: 9, count: 20_000)
+        (pointer, capacity) = LargeBuffer.trim(pointer, capacity: capacity, to: 20_000)
+        #expect(capacity == 20_000)
+        #expect(mallocUsableSize(pointer) < 30_000)
+        #expect(UnsafeRawBufferPointer(start: pointer, count: 20_000).allSatisfy { $0 == 9 })
+        LargeBuffer.deallocate(pointer, capacity: capacity)
+
+        let (full, fullCapacity) = LargeBuffer.allocate(100_000)
+        #expect(LargeBuffer.trim(full, capacity: fullCapacity, to: 95_000) == (full, 100_000))
+        LargeBuffer.deallocate(full, capacity: fullCapacity)
+
+        let (mapped, mappedCapacity) = LargeBuffer.allocate(1 << 20)
+        #expect(LargeBuffer.trim(mapped, capacity: mappedCapacity, to: 1_000) == (mapped, mappedCapacity))
+        LargeBuffer.deallocate(mapped, capacity: mappedCapacity)
+    }
+
+    /// Growing keeps the bytes written, from heap to heap (`realloc`), heap to mapped pages and
+    /// mapped to mapped.
+    @Test func growKeepsWhatWasWritten() {
+        var (pointer, capacity) = LargeBuffer.allocate(16 << 10)
+        var used = 0
+        for (step, size) in [64 << 10, 200 << 10, 1 << 20, 4 << 20].enumerated() {
+            (pointer + used).initializeMemory(as: UInt8.self, repeating: UInt8(step + 1), count: capacity - used)
+            used = capacity
+            (pointer, capacity) = LargeBuffer.grow(pointer, capacity: capacity, used: used, to: size)
+            #expect(capacity >= size)
+        }
+        let written = UnsafeRawBufferPointer(start: pointer, count: used)
+        #expect(used == 1 << 20)
+        for (byte, range) in [
+            (1, 0..<(16 << 10)), (2, (16 << 10)..<(64 << 10)), (3, (64 << 10)..<(200 << 10)), (4, (200 << 10)..<used),
+        ] {
+            #expect(written[range].allSatisfy { $0 == UInt8(byte) }, "bytes \(range)")
+        }
+        LargeBuffer.deallocate(pointer, capacity: capacity)
+    }
 }
+
+/// glibc's `malloc_usable_size` (declared in `malloc.h`, which the Glibc module leaves out): the
+/// bytes a heap block really spans.
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
 
 /// A decoder that writes `produces` bytes into whatever space it is given, and records the
 /// size of each space it was handed.
