@@ -62,8 +62,8 @@ def build_description(bin_path: str) -> dict:
     return description
 
 
-def digester_arguments(description: dict, bin_path: str, module: str) -> tuple[str, list[str]]:
-    """The digester and the search paths SwiftPM compiled `module` with."""
+def compile_command(description: dict, bin_path: str, module: str) -> dict:
+    """The command SwiftPM compiled `module` with for the target (not for the host)."""
     modules_dir = os.path.realpath(os.path.join(bin_path, "Modules"))
     for command in description.get("swiftCommands", {}).values():
         if command.get("moduleName") != module:
@@ -71,25 +71,40 @@ def digester_arguments(description: dict, bin_path: str, module: str) -> tuple[s
         output = command.get("moduleOutputPath", "")
         if os.path.dirname(os.path.realpath(output)) != modules_dir:
             continue  # the same module built for the host (plugins, macros)
-        executable = command.get("executable", "")
-        digester = os.path.join(os.path.dirname(executable), "swift-api-digester")
-        if not os.access(digester, os.X_OK):
-            digester = shutil.which("swift-api-digester") or fail("swift-api-digester not found")
-        arguments = ["-I", command["importPath"]]
-        other = command.get("otherArguments", [])
-        i = 0
-        while i < len(other):
-            flag = other[i]
-            if flag in SEARCH_FLAGS and i + 1 < len(other):
-                arguments += [flag, other[i + 1]]
-                i += 2
-                continue
-            if (flag.startswith("-I") or flag.startswith("-F")) and flag not in ("-Isystem", "-Fsystem"):
-                arguments.append(flag)
-            i += 1
-        return digester, arguments
+        return command
     fail(f"{module} is not in {bin_path}/description.json: build first with "
          "`swift build --build-tests --traits PostgreSQL`")
+
+
+def toolchain_tool(command: dict, name: str) -> str:
+    """The tool `name` beside the compiler of `command`, else the one on PATH."""
+    tool = os.path.join(os.path.dirname(command.get("executable", "")), name)
+    if os.access(tool, os.X_OK):
+        return tool
+    return shutil.which(name) or fail(f"{name} not found")
+
+
+def search_arguments(command: dict) -> list[str]:
+    """The module and framework search paths of a compile command."""
+    arguments = ["-I", command["importPath"]]
+    other = command.get("otherArguments", [])
+    i = 0
+    while i < len(other):
+        flag = other[i]
+        if flag in SEARCH_FLAGS and i + 1 < len(other):
+            arguments += [flag, other[i + 1]]
+            i += 2
+            continue
+        if (flag.startswith("-I") or flag.startswith("-F")) and flag not in ("-Isystem", "-Fsystem"):
+            arguments.append(flag)
+        i += 1
+    return arguments
+
+
+def digester_arguments(description: dict, bin_path: str, module: str) -> tuple[str, list[str]]:
+    """The digester and the search paths SwiftPM compiled `module` with."""
+    command = compile_command(description, bin_path, module)
+    return toolchain_tool(command, "swift-api-digester"), search_arguments(command)
 
 
 def prune(node: dict) -> dict:

@@ -49,10 +49,12 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="courier-docs-")
     try:
         archives: dict[str, str] = {}
+        os.makedirs(os.path.join(work, "archives"))
         for module in modules:  # in dependency order: a module after those it links to
             target = targets.get(module) or fail(f"no target {module}")
-            digester, search = api_check.digester_arguments(description, bin_path, module)
-            extract = os.path.join(os.path.dirname(digester), "swift-symbolgraph-extract")
+            command = api_check.compile_command(description, bin_path, module)
+            extract = api_check.toolchain_tool(command, "swift-symbolgraph-extract")
+            search = api_check.search_arguments(command)
             graphs = os.path.join(work, "symbols", module)
             os.makedirs(graphs)
             run([extract, "-module-name", module, "-minimum-access-level", "public",
@@ -60,7 +62,6 @@ def main() -> None:
                 f"swift-symbolgraph-extract {module}")
             catalogs = [os.path.join(target["path"], name) for name in sorted(os.listdir(target["path"]))
                         if name.endswith(".docc")]
-            os.makedirs(os.path.join(work, "archives"), exist_ok=True)
             archive = os.path.join(work, "archives", module + ".doccarchive")
             dependencies = [archives[d] for d in target.get("target_dependencies") or [] if d in archives]
             if any(d in modules and d not in archives for d in target.get("target_dependencies") or []):

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Fuzzes Courier's parsers with libFuzzer and AddressSanitizer, each for a bounded time.
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   (default 60 seconds, every target)
-# Targets: json head inflate brotli zstd date cache fixture har events (see Fuzz/Package.swift). The Fuzz package
-# is built in release with -sanitize=fuzzer,address against this checkout, so internal parsers
-# are reached with @testable import. Seeds: Fuzz/corpus/<target>/; the growing corpus and any
-# reproducer (crash-*, leak-*, timeout-*) are left in .build/fuzz/<target>/.
-# Runs two targets at a time (FUZZ_JOBS). Prints each target's run count; exits non-zero on a crash, a sanitizer report, a failed
-# invariant or a timeout.
+# Targets: json head inflate brotli zstd date cache fixture har events (see Fuzz/Package.swift).
+# The Fuzz package is built in release with -sanitize=fuzzer,address against this checkout, so
+# internal parsers are reached with @testable import. Seeds: Fuzz/corpus/<target>/; the growing
+# corpus and any reproducer (crash-*, leak-*, timeout-*) are left in .build/fuzz/<target>/.
+# Runs two targets at a time (FUZZ_JOBS). Prints each target's run count; exits non-zero on a
+# crash, a sanitizer report, a failed invariant or a timeout.
 set -euo pipefail
 # Let libFuzzer and ASan report a trap; the Swift runtime's backtracer would fight ASan for it.
 export SWIFT_BACKTRACE=enable=no
