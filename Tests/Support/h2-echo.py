@@ -28,8 +28,7 @@ import h2.exceptions
 
 
 class Stream:
-    def __init__(self, path):
-        self.path = path
+    def __init__(self):
         self.length = 0
         self.crc = 0
         self.trailers = []
@@ -41,20 +40,22 @@ class Stream:
 
 def flush(connection, stream_id, stream):
     """Sends what the peer's windows allow of `stream`'s pending bytes, in frames no larger than
-    it accepts; then its trailers, once nothing is pending. A stream the peer reset is skipped."""
+    it accepts; then its trailers, once nothing is pending. A stream the peer reset is skipped.
+    True when the stream is over (its trailers went out, or the peer closed it): forget it then."""
     try:
         while stream.pending:
             room = min(connection.local_flow_control_window(stream_id), connection.max_outbound_frame_size)
             if room <= 0:
-                return
+                return False
             connection.send_data(stream_id, stream.pending[:room])
             stream.pending = stream.pending[room:]
         if stream.closing is not None:
             connection.send_headers(stream_id, stream.closing, end_stream=True)
             stream.closing = None
+            return True
+        return False
     except h2.exceptions.StreamClosedError:
-        stream.pending = b""
-        stream.closing = None
+        return True
 
 
 def serve(sock):
@@ -73,10 +74,10 @@ def serve(sock):
             for event in connection.receive_data(data):
                 if isinstance(event, h2.events.RequestReceived):
                     headers = dict(event.headers)
-                    stream = Stream(headers.get(":path", "/"))
-                    streams[event.stream_id] = stream
-                    route = urlsplit(stream.path)
+                    route = urlsplit(headers.get(":path", "/"))
                     if route.path == "/duplex":
+                        # Only echoing streams are remembered, until their trailers are out.
+                        streams[event.stream_id] = Stream()
                         connection.send_headers(event.stream_id, [
                             (":status", "200"), ("content-type", "application/octet-stream")])
                     elif route.path == "/trailers":
@@ -97,27 +98,30 @@ def serve(sock):
                 elif isinstance(event, h2.events.DataReceived):
                     connection.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
                     stream = streams.get(event.stream_id)
-                    if stream is not None and urlsplit(stream.path).path == "/duplex":
+                    if stream is not None:
                         stream.length += len(event.data)
                         stream.crc = zlib.crc32(event.data, stream.crc)
                         stream.pending += event.data
-                        flush(connection, event.stream_id, stream)
+                        if flush(connection, event.stream_id, stream):
+                            streams.pop(event.stream_id, None)
                 elif isinstance(event, h2.events.TrailersReceived):
                     stream = streams.get(event.stream_id)
                     if stream is not None:
                         stream.trailers = list(event.headers)
                 elif isinstance(event, h2.events.StreamEnded):
                     stream = streams.get(event.stream_id)
-                    if stream is not None and urlsplit(stream.path).path == "/duplex":
+                    if stream is not None:
                         trailers = [("body-length", str(stream.length)), ("body-crc", str(stream.crc))]
                         trailers += [("echo-" + name, value) for name, value in stream.trailers]
                         stream.closing = trailers
-                        flush(connection, event.stream_id, stream)
+                        if flush(connection, event.stream_id, stream):
+                            streams.pop(event.stream_id, None)
                 elif isinstance(event, h2.events.WindowUpdated):
                     targets = streams.items() if event.stream_id == 0 else [
                         (event.stream_id, streams[event.stream_id])] if event.stream_id in streams else []
                     for stream_id, stream in list(targets):
-                        flush(connection, stream_id, stream)
+                        if flush(connection, stream_id, stream):
+                            streams.pop(stream_id, None)
                 elif isinstance(event, h2.events.StreamReset):
                     streams.pop(event.stream_id, None)
                 elif isinstance(event, h2.events.ConnectionTerminated):
