@@ -54,12 +54,13 @@ extension HTTPCacheRules {
     }
 
     /// The `Age` of `fields` (section 5.1): of a list (`7200, 0`, or several `Age` lines) the
-    /// first member counts; nil when absent or when that member is not a non-negative integer
-    /// (`-3`, `1.5`, `60s`), which a cache ignores.
+    /// first member counts, without parameters (`7200;foo=bar` is 7200, as browsers read it:
+    /// ignoring the whole field would take a stale response for a fresh one); nil when absent or
+    /// when that member is not a non-negative integer (`-3`, `1.5`, `60s`), which a cache ignores.
     package static func ageValue(of fields: HTTPFields) -> Int? {
         guard let line = fields[values: .age].first else { return nil }
-        let first = line.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return CacheControl.delta(String(first))
+        let first = line.prefix { $0 != "," }
+        return CacheControl.delta(String(first.prefix { $0 != ";" }))
     }
 
     /// What a cache following HTTP does with a stored response for a new request.

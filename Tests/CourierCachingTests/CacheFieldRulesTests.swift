@@ -13,12 +13,18 @@ struct CacheFieldRulesTests {
             status: 200, headerFields: headers, body: Data(body.utf8), requestTime: sent, responseTime: sent)
     }
 
-    @Test("Age: the first member of a list or of several lines; an invalid first member is ignored")
+    @Test("Age: the first member of a list or of several lines, without parameters; an invalid one is ignored")
     func age() {
         #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200, 0")]).headerFields) == 7200)
         #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200"), ("Age", "0")]).headerFields) == 7200)
         #expect(HTTPCacheRules.ageValue(of: entry([("Age", " 30 ")]).headerFields) == 30)
-        for invalid in ["30s", "1.5", "-3", "", ", 5", "abc"] {
+        // Parameters are dropped, not a reason to ignore the field (which would make a stale
+        // response look fresh).
+        #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200;foo=bar")]).headerFields) == 7200)
+        #expect(HTTPCacheRules.ageValue(of: entry([("Age", "7200 ; a=1, 5")]).headerFields) == 7200)
+        let parameterised = entry([("Age", "7200;foo=bar"), ("Cache-Control", "max-age=3600")])
+        #expect(!HTTPCacheRules.freshness(of: parameterised, now: sent).isFresh)
+        for invalid in ["30s", "1.5", "-3", "", ", 5", "abc", ";a=1"] {
             #expect(HTTPCacheRules.ageValue(of: entry([("Age", invalid)]).headerFields) == nil)
         }
         #expect(HTTPCacheRules.currentAge(of: entry([("Age", "7200, 0")]), now: sent + 1) == 7201)

@@ -66,6 +66,19 @@ struct CacheRequestDirectivesTests {
         }
     }
 
+    @Test("no-store is not answered from the cache, even when a fresh response is stored, and leaves it stored")
+    func noStoreIsNotAnsweredFromTheCache() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "rq-nostore-fresh", query: ["cc": "max-age=600", "etag": "1"])
+            _ = try await resource.load(using: coordinator)
+            #expect(try await resource.directive("no-store").loadResponse(using: coordinator).source == .network)
+            #expect(server.cacheCounts("rq-nostore-fresh") == (2, 0))
+            // The stored response still answers a plain request.
+            #expect(try await resource.loadResponse(using: coordinator).source == .memory)
+        }
+    }
+
     @Test("only-if-cached: the stored response, else cacheMiss without a request, whatever the policy")
     func onlyIfCached() async throws {
         try await withCachingCoordinator { server, coordinator, clock in

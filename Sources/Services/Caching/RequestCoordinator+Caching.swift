@@ -20,8 +20,8 @@ extension RequestCoordinator {
     /// 2. Unsafe methods go to the network and, when they succeed, invalidate their URL's entry
     ///    and those of their response's same-origin `Location` and `Content-Location`; a `HEAD`
     ///    is answered from, or freshens, the stored `GET` (`RequestCoordinator+CacheMethods`).
-    /// 3. Look up the key in the policy's tiers, unless the caller sent conditions of its own,
-    ///    and serve, serve stale while refreshing, or revalidate, as the policy, RFC 9111 and
+    /// 3. Look up the key in the policy's tiers, unless the caller sent conditions of its own
+    ///    (or, under `http`, `Cache-Control: no-store`), and serve, serve stale while refreshing, or revalidate, as the policy, RFC 9111 and
     ///    the request's `Cache-Control` say; a `Range` is answered with a part of a stored 200.
     ///    A `Vary` mismatch revalidates the stored variant by its `ETag` (under `http`).
     /// 4. Send (conditionally when revalidating); a 304 freshens the entry and serves its body.
@@ -45,7 +45,12 @@ extension RequestCoordinator {
         let range = request.headerFields[.range]
         let requestTime = configuration.now()
         // A caller's own conditions are for the server: the cache neither answers nor adds its own.
-        var hit = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
+        // Under `http`, neither does it for a request that says `no-store` (whose response is not
+        // stored either): it asks for a response no cache has kept, as browsers read it.
+        let bypassed =
+            HTTPCacheRules.isConditional(request)
+            || (policy.mode == .http && CacheControl(request.headerFields).noStore)
+        var hit = bypassed ? nil : await cache.lookup(key, in: policy.tiers)
         if let found = hit, found.response.status == .notModified || found.response.status == .partialContent {
             // Never the resource itself (a store written by an older version may hold one).
             await cache.removeEntry(for: key)
