@@ -63,6 +63,22 @@ extension HTTPCacheRules {
         return CacheControl.delta(String(first.prefix { $0 != ";" }))
     }
 
+    /// How long an entry without validators is kept once stale, beyond its `stale-while-revalidate`
+    /// and `stale-if-error` windows: a day, for a request's `max-stale` to accept it and a `HEAD`
+    /// to freshen it (section 4.3.5). An entry with validators is kept until its store evicts it.
+    package static let staleRetention: TimeInterval = 86_400
+
+    /// When a store may drop `entry` (its `expiresAt` under `CachePolicy.http`): nil for an
+    /// entry with validators (a conditional request can always bring it back to use); else the
+    /// end of its freshness plus its stale windows or ``staleRetention``, the longer.
+    package static func retainedUntil(_ entry: CachedResponse) -> Date? {
+        guard !entry.hasValidators else { return nil }
+        let control = CacheControl(entry.headerFields)
+        let freshness = freshness(of: entry, now: entry.responseTime)
+        let window = max(control.staleWhileRevalidate ?? 0, control.staleIfError ?? 0)
+        return entry.responseTime + max(0, -freshness.staleness) + max(TimeInterval(window), staleRetention)
+    }
+
     /// What a cache following HTTP does with a stored response for a new request.
     package enum Decision: Sendable, Hashable {
         /// Serve it: it is fresh, or stale within what the request's `max-stale` accepts.

@@ -66,6 +66,23 @@ struct CacheRangeAndHeadTests {
         }
     }
 
+    @Test("a HEAD's 200 freshens a stale stored GET that has no validators")
+    func headFreshensGetWithoutValidators() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            let get = RawCachedResource(baseURL: server.baseURL, key: "head-nv")
+            server.setCacheControl("head-nv", "max-age=10")
+            let stored = try await get.load(using: coordinator)
+            clock.advance(60)
+            server.setCacheControl("head-nv", "max-age=600")
+            var head = get
+            head.method = .head
+            #expect(try await head.loadResponse(using: coordinator).source == .network)
+            let fresh = try await get.loadResponse(using: coordinator)
+            #expect(fresh.source == .memory && !fresh.isStale && fresh.value == stored)
+            #expect(server.cacheCounts("head-nv").requests == 2)
+        }
+    }
+
     @Test("a HEAD's 200 freshens the stored GET; one with another ETag removes it")
     func headFreshensGet() async throws {
         try await withCachingCoordinator { server, coordinator, clock in

@@ -51,6 +51,22 @@ struct CacheRequestDirectivesTests {
         }
     }
 
+    @Test("max-stale accepts a stale response without validators, kept a day past its freshness")
+    func maxStaleWithoutValidators() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "rq-maxstale-nv", query: ["cc": "max-age=10"])
+            _ = try await resource.load(using: coordinator)
+            clock.advance(3_600)
+            let stale = try await resource.directive("max-stale").loadResponse(using: coordinator)
+            #expect(stale.source == .memory && stale.isStale)
+            #expect(try await resource.loadResponse(using: coordinator).source == .network)
+            clock.advance(86_400 + 11)
+            #expect(try await resource.directive("max-stale").loadResponse(using: coordinator).source == .network)
+            #expect(server.cacheCounts("rq-maxstale-nv").requests == 3)
+        }
+    }
+
     @Test("no-cache revalidates a fresh stored response; no-store stores nothing")
     func noCacheAndNoStore() async throws {
         try await withCachingCoordinator { server, coordinator, _ in

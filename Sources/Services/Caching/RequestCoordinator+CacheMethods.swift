@@ -37,9 +37,10 @@ extension RequestCoordinator {
         let execution = try await execute(plan, decorated: request)
         let head = execution.response.head
         if let found = stored, head.status.code == 200 {
-            if let updated = HTTPCacheRules.freshened(
+            if var updated = HTTPCacheRules.freshened(
                 found.response, withHead: head, requestTime: requestTime, responseTime: configuration.now())
             {
+                if policy.mode == .http { updated.expiresAt = HTTPCacheRules.retainedUntil(updated) }
                 events.emit(plan.id, .cache(.revalidated(key: key.description, notModified: true)))
                 await store(updated, key: key, tiers: policy.tiers, cache: cache, plan: plan)
             } else {

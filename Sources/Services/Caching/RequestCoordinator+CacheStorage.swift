@@ -52,13 +52,8 @@ extension RequestCoordinator {
             status: head.status, headerFields: HTTPCacheRules.storedFields(of: head),
             body: execution.response.body, requestTime: requestTime, responseTime: responseTime,
             variant: HTTPCacheRules.variant(of: request, responseFields: head.headerFields))
-        if policy.mode == .http && !entry.hasValidators {
-            // Without validators an entry is useless once past its stale windows: let stores drop it.
-            let control = CacheControl(head.headerFields)
-            let freshness = HTTPCacheRules.freshness(of: entry, now: responseTime)
-            let window = max(control.staleWhileRevalidate ?? 0, control.staleIfError ?? 0)
-            entry.expiresAt = responseTime + max(0, -freshness.staleness) + TimeInterval(window)
-        }
+        // Without validators an entry is of little use once stale: let stores drop it a while later.
+        if policy.mode == .http { entry.expiresAt = HTTPCacheRules.retainedUntil(entry) }
         return entry
     }
 
