@@ -53,8 +53,17 @@ package struct CacheControl: Sendable, Hashable {
 
     /// `no-store`: never store.
     package var noStore: Bool { contains("no-store") }
-    /// `no-cache` (qualified or not): revalidate before every use.
+    /// `no-cache` (qualified or not).
     package var noCache: Bool { contains("no-cache") }
+    /// `no-cache` without field names: revalidate before every use. A qualified
+    /// `no-cache="Set-Cookie"` only forbids sending the fields it names without revalidation
+    /// (section 5.2.2.4): see ``noCacheFields``.
+    package var requiresRevalidation: Bool { noCache && noCacheFields.isEmpty }
+    /// The field names (lower-cased) of a qualified `no-cache`; empty when unqualified.
+    package var noCacheFields: [String] {
+        guard case .some(.some(let names)) = directives["no-cache"] else { return [] }
+        return names.split(separator: ",").map { String($0).trimmedSpaces.lowercased() }.filter { !$0.isEmpty }
+    }
     /// `must-revalidate`: never serve stale (`proxy-revalidate` is for shared caches only).
     package var mustRevalidate: Bool { contains("must-revalidate") }
     /// `max-age`.

@@ -103,7 +103,8 @@ extension HTTPCacheRules {
         let freshness = freshness(of: entry, now: now)
         let requestMaxAge = requestControl.maxAge
         let mustValidate =
-            control.noCache || requestControl.noCache || requestMaxAge == .invalid || requestMaxAge?.value == 0
+            control.requiresRevalidation || requestControl.noCache || requestMaxAge == .invalid
+            || requestMaxAge?.value == 0
         if !mustValidate && satisfies(requestControl, entry: control, freshness: freshness) { return .fresh }
         if !mustValidate, !control.mustRevalidate, requestMaxAge == nil, requestControl.seconds("min-fresh") == nil,
             let window = control.staleWhileRevalidate, freshness.staleness <= TimeInterval(window)
@@ -128,14 +129,25 @@ extension HTTPCacheRules {
     }
 
     /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
-    /// no more than the window, and neither `must-revalidate` nor `no-cache`.
+    /// no more than the window, and neither `must-revalidate` nor an unqualified `no-cache`.
     package static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
         let control = CacheControl(entry.headerFields)
-        guard !control.mustRevalidate, !control.noCache else { return false }
+        guard !control.mustRevalidate, !control.requiresRevalidation else { return false }
         let freshness = freshness(of: entry, now: now)
         if freshness.isFresh { return true }
         guard let window = control.staleIfError else { return false }
         return freshness.staleness <= TimeInterval(window)
+    }
+
+    /// `entry` as it may be sent without revalidation: without the fields a qualified `no-cache`
+    /// names (`no-cache="Set-Cookie"`, section 5.2.2.4); after a successful revalidation the
+    /// stored fields are all sent.
+    package static func unvalidated(_ entry: CachedResponse) -> CachedResponse {
+        let names = CacheControl(entry.headerFields).noCacheFields
+        guard !names.isEmpty else { return entry }
+        var served = entry
+        for name in names.compactMap({ HTTPField.Name($0) }) { served.headerFields[values: name] = [] }
+        return served
     }
 
     /// Statuses that count as errors for `stale-if-error` (RFC 5861, section 4).

@@ -89,6 +89,25 @@ struct HTTPCacheRulesTests {
                 == .revalidate)
     }
 
+    @Test("a qualified no-cache serves without revalidation, without the fields it names")
+    func qualifiedNoCache() {
+        let now = sent + 70
+        let stored = entry([
+            "Cache-Control": #"max-age=100, no-cache="Set-Cookie, X-Session""#, "Set-Cookie": "id=1",
+            "X-Session": "s", "Content-Type": "text/plain", "ETag": "\"v\"",
+        ])
+        #expect(HTTPCacheRules.decide(stored, for: request(), now: now) == .fresh)
+        let served = HTTPCacheRules.unvalidated(stored)
+        #expect(served.headerFields[.setCookie] == nil && served.headerFields[HTTPField.Name("X-Session")!] == nil)
+        #expect(served.headerFields[.contentType] == "text/plain" && served.body == stored.body)
+        // Unqualified, or qualified by nothing: revalidate every time, and nothing is removed.
+        for plain in ["max-age=100, no-cache", #"max-age=100, no-cache="""#] {
+            let entry = entry(["Cache-Control": plain, "Set-Cookie": "id=1", "ETag": "\"v\""])
+            #expect(HTTPCacheRules.decide(entry, for: request(), now: now) == .revalidate)
+            #expect(HTTPCacheRules.unvalidated(entry).headerFields[.setCookie] == "id=1")
+        }
+    }
+
     @Test("stale-if-error: within the window, never with must-revalidate")
     func staleIfError() {
         #expect(

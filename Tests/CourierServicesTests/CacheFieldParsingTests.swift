@@ -1,5 +1,6 @@
 import CourierServices
 import CourierTestServer
+import CourierTesting
 import Foundation
 import Testing
 
@@ -48,5 +49,29 @@ struct CacheFieldParsingTests {
             #expect(cached.response.headerFields[hop] == nil && cached.response.headerFields[.connection] == nil)
             #expect(cached.response.headerFields[.contentType] == "application/json")
         }
+    }
+
+    @Test("a qualified no-cache: served from the cache without the fields it names")
+    func qualifiedNoCache() async throws {
+        let transport = MockTransport()
+        transport.respond(
+            to: .get, "/cache",
+            with: .json(
+                "{}",
+                headers: [
+                    .cacheControl: #"max-age=600, no-cache="Set-Cookie""#, .setCookie: "sid=1; Path=/",
+                    .eTag: "\"v1\"",
+                ]))
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = TieredCache()
+        let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
+        let resource = RawCachedResource(baseURL: "http://api.test", key: "qualified")
+        let first = try await resource.loadResponse(using: coordinator)
+        #expect(first.source == .network && first.response.headerFields[.setCookie] == "sid=1; Path=/")
+        let cached = try await resource.loadResponse(using: coordinator)
+        #expect(cached.source == .memory && cached.response.headerFields[.setCookie] == nil)
+        #expect(cached.response.headerFields[.eTag] == "\"v1\"")
+        #expect(transport.requestCount == 1)
+        await coordinator.shutdown()
     }
 }

@@ -27,7 +27,8 @@ extension RequestCoordinator {
         {
             events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
             let execution = Execution.cached(
-                HTTPCacheRules.headResponse(from: found.response), source: ResponseSource(found.tier), now: requestTime,
+                HTTPCacheRules.headResponse(from: HTTPCacheRules.unvalidated(found.response)),
+                source: ResponseSource(found.tier), now: requestTime,
                 isStale: serve.stale)
             return (try await finish(execution), execution)
         }

@@ -33,7 +33,8 @@ extension RequestCoordinator {
         let now = configuration.now()
         let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now).isFresh
         let execution = Execution.cached(
-            fallback.response, source: ResponseSource(fallback.tier), now: now, isStale: stale, networkError: error)
+            HTTPCacheRules.unvalidated(fallback.response), source: ResponseSource(fallback.tier), now: now,
+            isStale: stale, networkError: error)
         return (try await finish(execution), execution)
     }
 

@@ -67,8 +67,8 @@ extension RequestCoordinator {
         // Serving from the cache without a request, when the policy says so.
         var revalidating: CachedResponse?
         if let found = hit {
-            let answer: CachedResponse? =
-                range.map { HTTPCacheRules.partial(found.response, range: $0) } ?? found.response
+            let unvalidated = HTTPCacheRules.unvalidated(found.response)
+            let answer: CachedResponse? = range.map { HTTPCacheRules.partial(unvalidated, range: $0) } ?? unvalidated
             var serve: (stale: Bool, refresh: Bool)?
             var isFinal = policy.mode == .cacheOnly
             switch intent {

@@ -123,7 +123,8 @@ extension RequestCoordinator {
         else { return nil }
         events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
         let execution = Execution.cached(
-            found.response, source: ResponseSource(found.tier), now: now, isStale: serve.stale)
+            HTTPCacheRules.unvalidated(found.response), source: ResponseSource(found.tier), now: now,
+            isStale: serve.stale)
         guard let value = try await decodeStored(execution, key: key, cache: cache, plan: plan, finish: finish) else {
             return nil
         }
