@@ -21,8 +21,9 @@ extension RequestCoordinator {
     ///    and those of their response's same-origin `Location` and `Content-Location`; a `HEAD`
     ///    is answered from, or freshens, the stored `GET` (`RequestCoordinator+CacheMethods`).
     /// 3. Look up the key in the policy's tiers, unless the caller sent conditions of its own
-    ///    (or, under `http`, `Cache-Control: no-store`), and serve, serve stale while refreshing, or revalidate, as the policy, RFC 9111 and
-    ///    the request's `Cache-Control` say; a `Range` is answered with a part of a stored 200.
+    ///    (or, under `http`, `Cache-Control: no-store`), and serve, serve stale while
+    ///    refreshing, or revalidate, as the policy, RFC 9111 and the request's `Cache-Control`
+    ///    say; a `Range` is answered with a part of a stored 200.
     ///    A `Vary` mismatch revalidates the stored variant by its `ETag` (under `http`).
     /// 4. Send (conditionally when revalidating); a 304 freshens the entry and serves its body.
     /// 5. Store what was decoded successfully (or rejected, as ``Resource/cacheableStatus``
