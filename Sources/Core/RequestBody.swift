@@ -99,6 +99,19 @@ public struct RequestBody: Sendable {
         }
     }
 
+    /// Whether every byte is held in memory (no file, no stream): such a body takes no longer
+    /// to send than its size over the connection.
+    package var isInMemory: Bool {
+        switch storage {
+        case .bytes: true
+        case .file, .stream: false
+        case .segments(let segments):
+            segments.allSatisfy { segment in
+                if case .bytes = segment { true } else { false }
+            }
+        }
+    }
+
     /// The streamed body's chunks, for a body made by ``stream(_:length:contentType:trailers:)``.
     package var streamed: StreamedBody? {
         if case .stream(let stream) = storage { stream } else { nil }

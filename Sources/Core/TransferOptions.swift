@@ -24,6 +24,7 @@ public struct TransferOptions: Sendable {
         var logger: Logger?
         var requestIsValidated: Bool = false
         var cancellation: TransferCancellation?
+        var deadline: ContinuousClock.Instant?
     }
 
     /// Invariant that makes it Sendable: `values` is written only through `update`, which first
@@ -145,6 +146,13 @@ public struct TransferOptions: Sendable {
     package var cancellation: TransferCancellation? {
         get { storage.values.cancellation }
         set { update { $0.cancellation = newValue } }
+    }
+    /// When the load this transfer serves must end (``RequestCoordinator``'s deadline and load
+    /// budget): the transfer ends with `timedOut` then, as with ``timeout``, whichever comes
+    /// first; one that waits for a connection past it fails without being sent. `nil` by default.
+    package var deadline: ContinuousClock.Instant? {
+        get { storage.values.deadline }
+        set { update { $0.deadline = newValue } }
     }
 
     /// Creates default options: one box shared by every default value until one is changed.

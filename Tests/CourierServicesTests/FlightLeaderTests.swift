@@ -159,6 +159,7 @@ struct FlightLeaderTests {
         busy.respond(to: .get, "/profile", with: [.serviceUnavailable(retryAfter: .seconds(60)), .json("{}")])
         var configuration = RequestCoordinator.Configuration()
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 2, maximumRetryAfter: .seconds(120))
+        configuration.loadBudget = .seconds(120)  // room for the minute's pause
         let second = RequestCoordinator(transport: busy, configuration: configuration)
         let events = second.events()
         let retrying = Task { try await Profile().load(using: second) }

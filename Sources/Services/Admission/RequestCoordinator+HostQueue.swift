@@ -10,7 +10,7 @@ extension RequestCoordinator {
     /// responder, a decorator started it, or it would join an identical transfer in flight
     /// (or be refused as its duplicate), which never waits. A load that waits has its first
     /// attempt's total timeout shortened by the wait, so that it counts from when the load
-    /// began.
+    /// began; its wait ends with its deadline (``LoadPlan/deadline``).
     ///
     /// The limit is approximate in two ways, both brief: identical loads that come while the
     /// host has room each take a place (only a load that would wait asks whether it can join),
@@ -50,10 +50,13 @@ extension RequestCoordinator {
         return flights.isJoinable(key)
     }
 
-    /// When `plan`'s total timeout runs out. Out of line: reading the options copies them.
+    /// When `plan`'s total timeout or its deadline runs out, whichever comes first. Out of
+    /// line: reading the options copies them.
     @inline(never)
     private static func deadline(of plan: LoadPlan) -> ContinuousClock.Instant? {
-        plan.options.timeout.map { plan.started + $0 }
+        let timeout = plan.options.timeout.map { plan.started + $0 }
+        guard let deadline = plan.deadline else { return timeout }
+        return timeout.map { min($0, deadline) } ?? deadline
     }
 
     /// Reports a load refused while waiting for its turn (started, then failed), and throws

@@ -56,12 +56,13 @@ final class FlightTable: Sendable {
     /// a nil key never joins. With `rejectsDuplicates`, a load that would join fails with
     /// `redundantRequest` instead. Fails with `shutDown` once the table is shut down. A waiter
     /// that is cancelled gets `cancelled` at once; `joined` runs when the load joins another's
-    /// transfer.
+    /// transfer. A load that joined leaves with `timedOut` at its `deadline` (a ``Deadline``,
+    /// which the transfer it joined may not have).
     @inline(never)
     nonisolated(nonsending) func run(
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
-        reportsShutDown: Bool = false, cancellation: TransferCancellation? = nil, joined: () -> Void,
-        _ work: @escaping Work
+        reportsShutDown: Bool = false, cancellation: TransferCancellation? = nil,
+        deadline: ContinuousClock.Instant? = nil, joined: () -> Void, _ work: @escaping Work
     ) async -> Result<Execution, ServiceError> {
         // Nothing to join: lead at once, with no continuation and no cancellation handler.
         if let cancellation {
@@ -83,6 +84,7 @@ final class FlightTable: Sendable {
             : transportExecutor.flatMap { executor in
                 withUnsafeCurrentTask { $0?.unownedTaskExecutor } == executor.asUnownedTaskExecutor() ? executor : nil
             }
+        var timer: Task<Void, Never>?
         let outcome = await withTaskCancellationHandler {
             // Admission and the waiter's registration happen under one lock, so a transfer
             // that lands at once still finds every waiter it must answer.
@@ -94,7 +96,9 @@ final class FlightTable: Sendable {
                 }
                 switch admission {
                 case .refused(let error): continuation.resume(returning: .landed(.failure(error)))
-                case .joined: joined()
+                case .joined:
+                    joined()
+                    if let deadline { timer = expiry(of: id, at: deadline) }
                 case .startTask: start(id, preferred: preferred, work)
                 case .leadsInline: continuation.resume(returning: .leads(serial: id))
                 }
@@ -107,6 +111,7 @@ final class FlightTable: Sendable {
         } onCancel: {
             leave(id)
         }
+        timer?.cancel()
         switch outcome {
         case .landed(let result): return result
         case .leads(let serial): return await lead(serial, work)
@@ -185,11 +190,24 @@ final class FlightTable: Sendable {
         }
     }
 
-    /// A cancelled load leaves at once; the last one out cancels the transfer.
-    private func leave(_ id: UInt64) {
+    /// A cancelled load leaves at once (with `error`, `cancelled` unless its deadline passed);
+    /// the last one out cancels the transfer.
+    private func leave(_ id: UInt64, with error: @autoclosure () -> ServiceError = .cancelled()) {
         let (waiter, task) = state.withLock { $0.leave(id) }
-        waiter?.resume(returning: .landed(.failure(.cancelled())))
+        waiter?.resume(returning: .landed(.failure(error())))
         task?.cancel()
+    }
+
+    /// Makes joined load `id` leave with `timedOut` at `deadline`, unless cancelled first.
+    private func expiry(of id: UInt64, at deadline: ContinuousClock.Instant) -> Task<Void, Never> {
+        Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            guard !Task.isCancelled else { return }
+            self?.leave(
+                id,
+                with: ServiceError(
+                    .timedOut, "The load reached its deadline while waiting for the identical transfer it joined."))
+        }
     }
 
     /// Refuses new loads; when `cancelling`, cancels every transfer and fails its waiters.

@@ -32,6 +32,25 @@ extension RequestCoordinator {
         /// `timedOut` once its total timeout (`TransferOptions.timeout`, counted from when
         /// the load began) runs out, and with `shutDown` when the coordinator shuts down.
         public var maximumLoadsPerHost = 256
+        /// The longest a load may take, every attempt, retry pause and wait for its turn
+        /// included: past it the load ends with `timedOut`. 60 seconds by default, so that an
+        /// upstream that stalls ends a load within a minute (each attempt's idle limit,
+        /// `TransferOptions.idleTimeout`, would otherwise let three attempts take three).
+        /// A ``Deadline`` that comes sooner wins. Downloads, uploads, streamed loads and loads
+        /// whose body is read from a file or a stream have none (their size sets their length);
+        /// a ``Deadline`` still bounds them. `nil` removes the budget.
+        public var loadBudget: Duration? = .seconds(60)
+        /// The header field that tells the server how long the caller will wait: when set,
+        /// each attempt of a load with a deadline (a ``Deadline`` or the ``loadBudget``) carries
+        /// the whole milliseconds left until it, so that the next hop can give up on work nobody
+        /// will wait for and pass the rest on. `nil`, the default, sends none. The field is added
+        /// after the coalescing key and the cache key are taken: loads with different deadlines
+        /// still share a transfer and an entry.
+        ///
+        /// ```swift
+        /// configuration.deadlineField = HTTPField.Name("X-Deadline-Ms")!
+        /// ```
+        public var deadlineField: HTTPField.Name?
         /// The cache resources' `CachePolicy` uses (default: 32 MiB in memory, no disk tier).
         /// `nil` turns caching off: every policy then behaves as `CachePolicy.networkOnly`,
         /// and `CachePolicy.cacheOnly(tiers:)` fails with `cacheMiss`.

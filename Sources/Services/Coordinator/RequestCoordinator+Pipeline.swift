@@ -225,7 +225,8 @@ extension RequestCoordinator {
         return await flights.run(
             id: plan.id, key: key, rejectsDuplicates: plan.coalescing == .rejectDuplicates,
             transportExecutor: transport.taskExecutor, reportsShutDown: plan.receiver != nil,
-            cancellation: transfer.options.cancellation, joined: { [id = plan.id] in events.emit(id, .coalesced) },
+            cancellation: transfer.options.cancellation, deadline: plan.taskDeadline,
+            joined: { [id = plan.id] in events.emit(id, .coalesced) },
             { await self.transferWithRetries(transfer) })
     }
 
@@ -242,7 +243,11 @@ extension RequestCoordinator {
         let cancellation =
             transportHonoursCancellation && plan.receiver == nil && plan.stub == nil
                 && (key == nil || RetryPolicy.isIdempotent(request)) ? TransferCancellation() : nil
-        return (key, PlannedTransfer(request, plan: plan, cancellation: cancellation))
+        return (
+            key,
+            PlannedTransfer(
+                request, plan: plan, cancellation: cancellation, deadlineField: configuration.deadlineField)
+        )
     }
 
     /// What identifies `request`'s transfer for coalescing; nil when the load never shares.

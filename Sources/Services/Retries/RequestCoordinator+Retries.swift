@@ -27,7 +27,11 @@ extension RequestCoordinator {
                         receiver: transfer.receiver)
                 }
             switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt) {
-            case .stands: return outcome
+            case .stands:
+                if case .failure = outcome, let deadline = transfer.deadline {
+                    return Self.ended(outcome, by: deadline)
+                }
+                return outcome
             // Not what the transfer gave, but what ended it: a leader that leaves hands its
             // flight over only when its transfer ended `cancelled`.
             case .cancelled: return .failure(.cancelled())
@@ -46,11 +50,34 @@ extension RequestCoordinator {
         }
     }
 
-    /// Attempt `attempt` of `transfer`: its request, with the trace context.
+    /// `outcome`, a failure, said to be the deadline's when it timed out at `deadline`: the
+    /// transport reports the total timeout it was given, which the deadline set.
+    @inline(never)
+    private static func ended(
+        _ outcome: Result<TransportResponse, ServiceError>, by deadline: ContinuousClock.Instant
+    ) -> Result<TransportResponse, ServiceError> {
+        // curl counts whole milliseconds, and may end a transfer a little before the instant.
+        guard case .failure(var error) = outcome, error.code == .timedOut,
+            ContinuousClock.now + .milliseconds(20) >= deadline
+        else { return outcome }
+        error.message =
+            "The load reached its deadline (a withDeadline scope, or the coordinator's loadBudget). "
+            + error.message
+        return .failure(error)
+    }
+
+    /// Attempt `attempt` of `transfer`: its request, with the trace context and the time left
+    /// until its deadline (``Configuration/deadlineField``).
     @inline(never)
     private static func attempt(_ attempt: Int, of transfer: PlannedTransfer, telemetry: LoadTelemetry?) -> LoadAttempt
     {
-        LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
+        var sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
+        if let field = transfer.deadlineField, let deadline = transfer.deadline {
+            let left = deadline - .now
+            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            sent.request.headerFields[field] = String(max(milliseconds, 0))
+        }
+        return sent
     }
 
     /// Ends `sent`'s span with `outcome`, and says what follows it.
@@ -141,6 +168,12 @@ extension RequestCoordinator {
                 resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
                 random: Double.random(in: 0..<1))
         else { return .stands }
+        if let deadline = transfer.deadline, ContinuousClock.now + delay >= deadline {
+            transfer.logger?.debug(
+                "not retrying: the pause would end past the load's deadline",
+                metadata: ["courier.retry.attempt": "\(attempt)"])
+            return .stands
+        }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
         let reason: String
         switch outcome {
@@ -167,8 +200,16 @@ final class PlannedTransfer: Sendable {
     let receiver: (any ResponseReceiver)?
     /// The retries' total timeout when the first attempt has less (``LoadPlan/retryTimeout``).
     let retryTimeout: Duration??
+    /// When the load must end (``LoadPlan/deadline``): every attempt ends by then, and no
+    /// retry waits past it.
+    let deadline: ContinuousClock.Instant?
+    /// Where each attempt says how long is left until ``deadline``, if anywhere.
+    let deadlineField: HTTPField.Name?
 
-    init(_ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil) {
+    init(
+        _ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil,
+        deadlineField: HTTPField.Name? = nil
+    ) {
         self.request = request
         body = plan.body
         var options = plan.options
@@ -176,6 +217,10 @@ final class PlannedTransfer: Sendable {
         // `execute` validated the request; a receiver may change it (a range to resume), so the
         // transport checks again then.
         options.requestIsValidated = plan.receiver == nil
+        let deadline = plan.deadline
+        options.deadline = deadline
+        self.deadline = deadline
+        self.deadlineField = deadlineField
         self.options = options
         policy = plan.retryPolicy
         id = plan.id
@@ -198,6 +243,8 @@ final class PlannedTransfer: Sendable {
         stub = transfer.stub
         receiver = transfer.receiver
         retryTimeout = nil
+        deadline = transfer.deadline
+        deadlineField = transfer.deadlineField
     }
 
     /// What the attempts after the first send: this transfer, or a copy with the total timeout

@@ -45,6 +45,7 @@ extension RequestCoordinator {
             defer { reporter.finish() }
             var plan = LoadPlan(resource: resource, coordinator: self, logger: logger)
             plan.coalescing = .never
+            plan.budgetDeadline = nil  // an upload's size sets its length; a `Deadline` still bounds it
             // Each attempt's transport ends its own reporter; the handle's stream ends here.
             plan.options.progress = ProgressReporter(forwardingTo: reporter)
             return try await self.run(plan) { [plan] execution in

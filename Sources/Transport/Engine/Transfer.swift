@@ -65,8 +65,9 @@ final class Transfer: @unchecked Sendable {
     /// waits or runs, so a queue dropped with transfers still waiting leaves no cycle behind
     /// (AddressSanitizer's leak check found one in the queue's unit tests).
     weak var origin: AdmissionQueue.Origin?
-    /// When the total timeout (``TransferOptions/timeout``) runs out: counted from when the
-    /// caller asked, so time spent waiting for admission counts.
+    /// When the total timeout (``TransferOptions/timeout``) runs out, counted from when the
+    /// caller asked (so time spent waiting for admission counts), or the load's deadline
+    /// (``TransferOptions/deadline``) when that comes first.
     let deadline: ContinuousClock.Instant?
 
     /// Where large body buffers come from and go back to.
@@ -88,7 +89,15 @@ final class Transfer: @unchecked Sendable {
         self.bodyBuffers = bodyBuffers
         self.streamBufferSize = streamBufferSize
         loopSide = LoopBound(TransferLoopSide(head: ResponseHeadParser(limit: request.options.maximumHeaderSize)))
-        deadline = request.options.timeout.map { ContinuousClock.now + $0 }
+        deadline = Self.deadline(of: request.options)
+    }
+
+    /// The earlier of the total timeout's end and the load's deadline.
+    private static func deadline(of options: TransferOptions) -> ContinuousClock.Instant? {
+        let timeout = options.timeout.map { ContinuousClock.now + $0 }
+        guard let load = options.deadline else { return timeout }
+        guard let timeout else { return load }
+        return min(timeout, load)
     }
 
     deinit {
