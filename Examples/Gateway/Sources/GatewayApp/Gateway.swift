@@ -11,7 +11,8 @@ public import Tracing
 /// The coordinator resolves the catalog in the configured environment, puts a bearer token on
 /// every catalog request (refreshed once for a storm of 401s), keeps products in an HTTP cache
 /// (memory, then disk when a directory is configured), retries what is safe to retry, and
-/// records a client span and metrics per call.
+/// records a client span and metrics per call. Each request has a deadline
+/// (``DeadlineMiddleware``) that bounds its calls to the catalog.
 public struct Gateway: Sendable {
     /// The coordinator and its transport, a service of the application's group: on SIGTERM the
     /// server stops accepting, then calls in flight to the catalog drain.
@@ -42,6 +43,8 @@ public struct Gateway: Sendable {
         settings.coordinator.credentialHeaders = []
         settings.coordinator.tracer = tracer
         settings.coordinator.metricsFactory = PrometheusMetricsFactory(registry: registry)
+        // The catalog learns how long the gateway will wait (its request's deadline, below).
+        settings.coordinator.deadlineField = .xDeadlineMs
         settings.drainTimeout = configuration.drainTimeout
         courier = CoordinatorService(configuration: settings, backgroundLogger: logger)
         let tokens = CatalogTokens(
@@ -59,6 +62,7 @@ public struct Gateway: Sendable {
         router.add(middleware: TracingMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: UpstreamErrorMiddleware())
+        router.add(middleware: DeadlineMiddleware(limit: configuration.requestDeadline))
         let coordinator = courier.coordinator
         let catalog = catalog
         let registry = registry

@@ -20,6 +20,9 @@ public struct GatewayConfiguration: Sendable {
     public var cacheDirectory: String?
     /// How long a graceful shutdown waits for calls to the catalog in flight.
     public var drainTimeout: Duration = .seconds(10)
+    /// The longest the gateway works on one request (`REQUEST_DEADLINE_MS`), calls to the
+    /// catalog included; a caller's `X-Deadline-Ms` may make it shorter.
+    public var requestDeadline: Duration = .seconds(5)
 
     public init() {}
 
@@ -35,5 +38,8 @@ public struct GatewayConfiguration: Sendable {
         if let id = environment["CATALOG_CLIENT_ID"] { clientID = id }
         if let secret = environment["CATALOG_CLIENT_SECRET"] { clientSecret = secret }
         cacheDirectory = environment["CACHE_DIRECTORY"]
+        if let milliseconds = environment["REQUEST_DEADLINE_MS"].flatMap(Int.init), milliseconds > 0 {
+            requestDeadline = .milliseconds(milliseconds)
+        }
     }
 }

@@ -94,6 +94,30 @@ import Testing
         }
     }
 
+    /// A request's deadline bounds its calls to the catalog, and the catalog is told what is
+    /// left of it: the gateway's own limit, or the caller's `X-Deadline-Ms` when shorter.
+    @Test func aRequestsDeadlineBoundsItsCallsToTheCatalog() async throws {
+        try await Upstream.with { upstream in
+            let gateway = try Gateway(configuration: Self.configuration(upstream), logger: Logger(label: "test"))
+            try await gateway.application(logger: Logger(label: "test")).test(.router) { client in
+                #expect(try await client.execute(uri: "/products/1", method: .get).status == .ok)
+                // Product 99 takes the catalog a second.
+                let started = ContinuousClock.now
+                let slow = try await client.execute(
+                    uri: "/products/99", method: .get, headers: [.xDeadlineMs: "300"])
+                #expect(slow.status == .gatewayTimeout)
+                #expect(String(buffer: slow.body).contains("timedOut"))
+                #expect(ContinuousClock.now - started < .milliseconds(950))
+            }
+            let sent = await upstream.state.deadlineFields.map { Int($0) ?? -1 }
+            #expect(sent.count == 2)
+            if sent.count == 2 {
+                #expect((1...5_000).contains(sent[0]), "the gateway's own limit: \(sent)")
+                #expect((1...300).contains(sent[1]), "the caller's shorter deadline: \(sent)")
+            }
+        }
+    }
+
     @Test func theDiskTierServesAfterARestart() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import GatewayApp
 import Hummingbird
 import Logging
 import NIOCore
@@ -11,6 +12,8 @@ actor UpstreamState {
     private(set) var revoked: Set<String> = []
     private(set) var productRequests: [String: Int] = [:]
     private(set) var conditionalRequests = 0
+    /// The `X-Deadline-Ms` of each product request, in order ("" when it had none).
+    private(set) var deadlineFields: [String] = []
     private var issued: Set<String> = []
 
     func grant() -> String {
@@ -28,8 +31,9 @@ actor UpstreamState {
 
     func revokeAll() { revoked = issued }
 
-    func record(path: String, conditional: Bool) {
+    func record(path: String, conditional: Bool, deadline: String? = nil) {
         productRequests[path, default: 0] += 1
+        deadlineFields.append(deadline ?? "")
         if conditional { conditionalRequests += 1 }
     }
 
@@ -106,7 +110,9 @@ struct Upstream {
             }
             let id = try context.parameters.require("id", as: Int.self)
             let tag = "\"p\(id)-v1\""
-            await state.record(path: request.uri.path, conditional: request.headers[.ifNoneMatch] != nil)
+            await state.record(
+                path: request.uri.path, conditional: request.headers[.ifNoneMatch] != nil,
+                deadline: request.headers[.xDeadlineMs])
             if id == 99 { try await Task.sleep(for: .seconds(1)) }
             if id == 500 { return json(#"{"error": "database down"}"#, .internalServerError) }
             guard let name = products[id] else { return json(#"{"error": "no such product"}"#, .notFound) }
