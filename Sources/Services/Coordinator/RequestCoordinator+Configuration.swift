@@ -40,6 +40,12 @@ extension RequestCoordinator {
         /// whose body is read from a file or a stream have none (their size sets their length);
         /// a ``Deadline`` still bounds them. `nil` removes the budget.
         public var loadBudget: Duration? = .seconds(60)
+        /// How many retries may add to the loads sent to one host (``RetryBudget``): by
+        /// default 20% of the last 10 seconds' loads plus 1 per second, so that an upstream
+        /// that fails everything gets about 1.2 requests per load rather than the retry
+        /// policy's 3. A retry past it is not made: the load ends with the failure that asked
+        /// for it, and a `retryRefused` event says why. `nil` lets the retry policy alone decide.
+        public var retryBudget: RetryBudget? = .default
         /// The header field that tells the server how long the caller will wait: when set,
         /// each attempt of a load with a deadline (a ``Deadline`` or the ``loadBudget``) carries
         /// the whole milliseconds left until it, so that the next hop can give up on work nobody

@@ -1,6 +1,7 @@
 internal import CourierCore
 internal import HTTPTypes
 internal import Logging
+internal import Tracing
 
 /// One transfer, repeated as the retry policy allows. Split so that the function waiting for
 /// the network, whose frame lives as long as the transfer, keeps only what it needs: the
@@ -16,6 +17,7 @@ extension RequestCoordinator {
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = first
         let telemetry = LoadTelemetry.current
+        if first == 1, let retryBudgets { Self.countLoad(transfer, in: retryBudgets) }
         while true {
             let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
             let outcome =
@@ -26,7 +28,7 @@ extension RequestCoordinator {
                         sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
                         receiver: transfer.receiver)
                 }
-            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt) {
+            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt, telemetry: telemetry) {
             case .stands:
                 if case .failure = outcome, let deadline = transfer.deadline {
                     return Self.ended(outcome, by: deadline)
@@ -80,14 +82,20 @@ extension RequestCoordinator {
         return sent
     }
 
+    /// Counts `transfer`'s load in its host's retry budget.
+    @inline(never)
+    private static func countLoad(_ transfer: PlannedTransfer, in budgets: RetryBudgets) {
+        budgets.loadSent(to: HostQueue.Host(transfer.request))
+    }
+
     /// Ends `sent`'s span with `outcome`, and says what follows it.
     @inline(never)
     private nonisolated func conclude(
         _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer,
-        attempt: Int
+        attempt: Int, telemetry: LoadTelemetry?
     ) -> RetryDecision {
         sent.end(outcome)
-        return retryDecision(after: outcome, of: transfer, attempt: attempt)
+        return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
     }
 
     /// Waits `delay` on the configured clock before the next attempt; false when the task, or
@@ -154,11 +162,24 @@ extension RequestCoordinator {
         case retry(after: Duration)
     }
 
+    /// Reports a retry the policy wanted and `reason` refused: an event, a metric, a span
+    /// attribute and a debug line.
+    private nonisolated func refuseRetry(
+        _ attempt: Int, of transfer: PlannedTransfer, reason: String, telemetry: LoadTelemetry?
+    ) {
+        events.emit(transfer.id, .retryRefused(attempt: attempt, reason: reason))
+        telemetry?.metrics?.retryRefused(method: transfer.request.method.rawValue, reason: reason)
+        telemetry?.span?.attributes["courier.retry.refused"] = reason
+        transfer.logger?.debug(
+            "not retrying", metadata: ["courier.retry.attempt": "\(attempt)", "courier.retry.refused": "\(reason)"])
+    }
+
     /// Whether `outcome` stands, and else how long to wait before attempt `attempt + 1`,
     /// reported as an event and a debug line.
     @inline(never)
     private nonisolated func retryDecision(
-        after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int
+        after outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int,
+        telemetry: LoadTelemetry?
     ) -> RetryDecision {
         // A streamed body was read by the first attempt: there is nothing to send again.
         if transfer.body?.isReplayable == false { return .stands }
@@ -169,12 +190,14 @@ extension RequestCoordinator {
                 random: Double.random(in: 0..<1))
         else { return .stands }
         if let deadline = transfer.deadline, ContinuousClock.now + delay >= deadline {
-            transfer.logger?.debug(
-                "not retrying: the pause would end past the load's deadline",
-                metadata: ["courier.retry.attempt": "\(attempt)"])
+            refuseRetry(attempt, of: transfer, reason: "deadline", telemetry: telemetry)
             return .stands
         }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
+        if let retryBudgets, !retryBudgets.retry(to: HostQueue.Host(transfer.request)) {
+            refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
+            return .stands
+        }
         let reason: String
         switch outcome {
         case .success(let response): reason = "HTTP \(response.head.status.code)"

@@ -18,6 +18,9 @@ extension CoordinatorEvent.Kind {
         public static let coalesced = Name("coalesced")
         /// An attempt failed and another follows (`attempt`, `delay`, `reason`).
         public static let retried = Name("retried")
+        /// An attempt failed and the retry policy would repeat it, but the host's retry
+        /// budget or the load's deadline refused (`attempt`, `reason`: `budget` or `deadline`).
+        public static let retryRefused = Name("retryRefused")
         /// A decorator asked for the load to be sent once more (a refreshed token).
         public static let replayed = Name("replayed")
         /// It ended with a response (`status`, `metrics`, `duration`).
@@ -46,10 +49,12 @@ extension CoordinatorEvent.Kind {
         return nil
     }
 
-    /// The attempt that failed (`retried`).
+    /// The attempt that failed (`retried`, `retryRefused`).
     public var attempt: Int? {
-        if case .retried(let attempt, _, _) = base { return attempt }
-        return nil
+        switch base {
+        case .retried(let attempt, _, _), .retryRefused(let attempt, _): attempt
+        default: nil
+        }
     }
 
     /// The wait before the next attempt (`retried`).
@@ -58,10 +63,13 @@ extension CoordinatorEvent.Kind {
         return nil
     }
 
-    /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`).
+    /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`); why it is not:
+    /// `budget` or `deadline` (`retryRefused`).
     public var reason: String? {
-        if case .retried(_, _, let reason) = base { return reason }
-        return nil
+        switch base {
+        case .retried(_, _, let reason), .retryRefused(_, let reason): reason
+        default: nil
+        }
     }
 
     /// The response's status (`finished`; `failed` when a response came).

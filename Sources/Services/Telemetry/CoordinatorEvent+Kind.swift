@@ -19,6 +19,7 @@ extension CoordinatorEvent {
             case decorated(count: Int)
             case coalesced
             case retried(attempt: Int, delay: Duration, reason: String)
+            case retryRefused(attempt: Int, reason: String)
             case replayed
             case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
             case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
@@ -42,6 +43,11 @@ extension CoordinatorEvent {
         package static func retried(attempt: Int, delay: Duration, reason: String) -> Kind {
             Kind(.retried(attempt: attempt, delay: delay, reason: reason))
         }
+        /// The retry policy would repeat `attempt`, but `reason` (the host's retry budget, or
+        /// the load's deadline) refused it.
+        package static func retryRefused(attempt: Int, reason: String) -> Kind {
+            Kind(.retryRefused(attempt: attempt, reason: reason))
+        }
         /// A decorator asked for the request to be sent once more.
         package static let replayed = Kind(.replayed)
         /// The load delivered a value: status, curl's timings and the time since it began.
@@ -64,6 +70,7 @@ extension CoordinatorEvent {
             case .decorated: .decorated
             case .coalesced: .coalesced
             case .retried: .retried
+            case .retryRefused: .retryRefused
             case .replayed: .replayed
             case .finished: .finished
             case .failed: .failed

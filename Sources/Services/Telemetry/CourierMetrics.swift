@@ -7,6 +7,9 @@ internal import Metrics
 ///   `none` when no response came) and `error` (a `ServiceError` code, or `none`).
 /// - `courier.request.duration` (timer): each load's duration, by `method`.
 /// - `courier.retries` (counter): attempts resent, by `method`.
+/// - `courier.retries.refused` (counter): attempts the retry policy would have resent but
+///   the host's retry budget or the load's deadline did not, by `method` and `reason`
+///   (`budget`, `deadline`).
 /// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
@@ -18,6 +21,7 @@ struct CourierMetrics: Sendable {
     static let requests = "courier.requests"
     static let duration = "courier.request.duration"
     static let retries = "courier.retries"
+    static let retriesRefused = "courier.retries.refused"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
@@ -63,6 +67,12 @@ struct CourierMetrics: Sendable {
     /// Records one fleet-wide collapsing decision.
     func fleetCollapsing(outcome: String) {
         Counter(label: Self.fleet, dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// Records one attempt not resent, for `reason`.
+    func retryRefused(method: String, reason: String) {
+        Counter(label: Self.retriesRefused, dimensions: [("method", method), ("reason", reason)], factory: factory)
+            .increment()
     }
 
     /// Records one resent attempt.
