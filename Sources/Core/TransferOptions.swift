@@ -24,7 +24,7 @@ public struct TransferOptions: Sendable {
         var logger: Logger?
         var requestIsValidated: Bool = false
         var cancellation: TransferCancellation?
-        var deadline: ContinuousClock.Instant?
+        var deadline: Moment?
     }
 
     /// Invariant that makes it Sendable: `values` is written only through `update`, which first
@@ -150,7 +150,7 @@ public struct TransferOptions: Sendable {
     /// When the load this transfer serves must end (``RequestCoordinator``'s deadline and load
     /// budget): the transfer ends with `timedOut` then, as with ``timeout``, whichever comes
     /// first; one that waits for a connection past it fails without being sent. `nil` by default.
-    package var deadline: ContinuousClock.Instant? {
+    package var deadline: Moment? {
         get { storage.values.deadline }
         set { update { $0.deadline = newValue } }
     }

@@ -1,3 +1,4 @@
+import CourierCore
 import CourierServices
 import CourierTestServer
 import Foundation
@@ -28,6 +29,15 @@ import Testing
             await Task { #expect(Deadline.current == outer) }.value
         }
         #expect(Deadline.current == nil)
+    }
+
+    @Test func aMomentRoundTripsThroughAnInstant() {
+        let instant = ContinuousClock.now + .milliseconds(1_234)
+        let moment = Moment(instant)
+        #expect(moment.instant == instant)
+        #expect((moment + .seconds(2)).instant == instant + .seconds(2))
+        #expect((moment + .seconds(2)) - moment == .seconds(2))
+        #expect(Moment.now < moment)
     }
 
     @Test func aTypedErrorGoesThroughUnchanged() async {

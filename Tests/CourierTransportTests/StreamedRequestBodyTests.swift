@@ -105,9 +105,11 @@ import Testing
             #expect(echo.bodyLength == 8 << 20)
             #expect(echo.bodyCRC == Payloads.patternCRC(count: 8 << 20))
             // The buffer (64 KiB), a chunk past it and curl's own upload buffer, against the
-            // 8 MiB a producer without backpressure would have handed over at once.
+            // 8 MiB a producer without backpressure would have handed over at once. The lead is
+            // read when this task takes a report, which on a busy machine (the whole suite
+            // at once) is late: 1.5 MiB was seen so, hence the margin.
             let most = await lead.value
-            #expect(most < 1 << 20, "the producer ran \(most) bytes ahead of curl")
+            #expect(most < 4 << 20, "the producer ran \(most) bytes ahead of curl")
         }
     }
 

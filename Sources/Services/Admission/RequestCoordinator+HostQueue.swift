@@ -55,7 +55,7 @@ extension RequestCoordinator {
     @inline(never)
     private static func deadline(of plan: LoadPlan) -> ContinuousClock.Instant? {
         let timeout = plan.options.timeout.map { plan.started + $0 }
-        guard let deadline = plan.deadline else { return timeout }
+        guard let deadline = plan.deadline?.instant else { return timeout }
         return timeout.map { min($0, deadline) } ?? deadline
     }
 

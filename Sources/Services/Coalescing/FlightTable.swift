@@ -62,7 +62,7 @@ final class FlightTable: Sendable {
     nonisolated(nonsending) func run(
         id: UInt64, key: FlightKey?, rejectsDuplicates: Bool, transportExecutor: (any TaskExecutor)?,
         reportsShutDown: Bool = false, cancellation: TransferCancellation? = nil,
-        deadline: ContinuousClock.Instant? = nil, joined: () -> Void, _ work: @escaping Work
+        deadline: Moment? = nil, joined: () -> Void, _ work: @escaping Work
     ) async -> Result<Execution, ServiceError> {
         // Nothing to join: lead at once, with no continuation and no cancellation handler.
         if let cancellation {
@@ -199,9 +199,9 @@ final class FlightTable: Sendable {
     }
 
     /// Makes joined load `id` leave with `timedOut` at `deadline`, unless cancelled first.
-    private func expiry(of id: UInt64, at deadline: ContinuousClock.Instant) -> Task<Void, Never> {
+    private func expiry(of id: UInt64, at deadline: Moment) -> Task<Void, Never> {
         Task { [weak self] in
-            try? await Task.sleep(until: deadline, clock: .continuous)
+            try? await Task.sleep(until: deadline.instant, clock: .continuous)
             guard !Task.isCancelled else { return }
             self?.leave(
                 id,

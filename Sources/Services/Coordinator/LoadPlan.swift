@@ -91,19 +91,19 @@ struct LoadPlan: Sendable {
     /// When the load must end: the task's ``Deadline``, or the coordinator's load budget when
     /// that comes first. Downloads and streamed loads (a receiver), uploads, and loads whose
     /// body is read from a file or a stream have no budget: their size sets their length.
-    var deadline: ContinuousClock.Instant? {
+    var deadline: Moment? {
         guard box.fields.receiver == nil, box.fields.body?.isInMemory ?? true, let budget = box.fields.budgetDeadline
         else { return box.fields.taskDeadline }
         guard let task = box.fields.taskDeadline else { return budget }
         return min(task, budget)
     }
     /// When the coordinator's load budget runs out (nil: the load has none).
-    var budgetDeadline: ContinuousClock.Instant? {
+    var budgetDeadline: Moment? {
         get { box.fields.budgetDeadline }
         set { update { $0.budgetDeadline = newValue } }
     }
     /// The task's ``Deadline``, read when the plan was made.
-    var taskDeadline: ContinuousClock.Instant? { box.fields.taskDeadline }
+    var taskDeadline: Moment? { box.fields.taskDeadline }
     var loggableURL: String { box.fields.loggableURL }
 
     /// A responder bound to one resource.
@@ -152,16 +152,16 @@ private struct LoadPlanFields: Sendable {
     var retryTimeout: Duration?? = nil
     let started = ContinuousClock.now
     /// ``Deadline/current`` when the plan was made.
-    let taskDeadline = Deadline.storage
+    let taskDeadline = Deadline.storage.map(Moment.init)
     /// When the coordinator's ``RequestCoordinator/Configuration/loadBudget`` runs out.
-    var budgetDeadline: ContinuousClock.Instant?
+    var budgetDeadline: Moment?
 
     init<R: Resource>(resource: R, request prepared: HTTPRequest?, coordinator: RequestCoordinator, logger: Logger?) {
         // The configuration's fields are read one by one: a copy of the whole configuration
         // retains and releases every field of it.
         id = coordinator.events.makeRequestID()
         options = coordinator.configuration.transferOptions
-        if let budget = coordinator.configuration.loadBudget { budgetDeadline = started + budget }
+        if let budget = coordinator.configuration.loadBudget { budgetDeadline = Moment(started) + budget }
         if let timeout = resource.timeout { options.timeout = timeout }
         if let idle = resource.idleTimeout { options.idleTimeout = idle }
         let endpoint = resource.endpoint
@@ -234,7 +234,7 @@ private struct LoadPlanFields: Sendable {
         self.request = request
         self.body = body
         options = coordinator.configuration.transferOptions
-        if let budget = coordinator.configuration.loadBudget { budgetDeadline = started + budget }
+        if let budget = coordinator.configuration.loadBudget { budgetDeadline = Moment(started) + budget }
         decorators = coordinator.configuration.decorators
         observers = Self.observers(in: decorators)
         retryPolicy = coordinator.configuration.retryPolicy

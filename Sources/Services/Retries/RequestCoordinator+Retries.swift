@@ -56,11 +56,11 @@ extension RequestCoordinator {
     /// transport reports the total timeout it was given, which the deadline set.
     @inline(never)
     private static func ended(
-        _ outcome: Result<TransportResponse, ServiceError>, by deadline: ContinuousClock.Instant
+        _ outcome: Result<TransportResponse, ServiceError>, by deadline: Moment
     ) -> Result<TransportResponse, ServiceError> {
         // curl counts whole milliseconds, and may end a transfer a little before the instant.
         guard case .failure(var error) = outcome, error.code == .timedOut,
-            ContinuousClock.now + .milliseconds(20) >= deadline
+            Moment.now + .milliseconds(20) >= deadline
         else { return outcome }
         error.message =
             "The load reached its deadline (a withDeadline scope, or the coordinator's loadBudget). "
@@ -75,7 +75,7 @@ extension RequestCoordinator {
     {
         var sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
         if let field = transfer.deadlineField, let deadline = transfer.deadline {
-            let left = deadline - .now
+            let left = deadline - Moment.now
             let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
             sent.request.headerFields[field] = String(max(milliseconds, 0))
         }
@@ -189,7 +189,7 @@ extension RequestCoordinator {
                 resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
                 random: Double.random(in: 0..<1))
         else { return .stands }
-        if let deadline = transfer.deadline, ContinuousClock.now + delay >= deadline {
+        if let deadline = transfer.deadline, Moment.now + delay >= deadline {
             refuseRetry(attempt, of: transfer, reason: "deadline", telemetry: telemetry)
             return .stands
         }
@@ -225,7 +225,7 @@ final class PlannedTransfer: Sendable {
     let retryTimeout: Duration??
     /// When the load must end (``LoadPlan/deadline``): every attempt ends by then, and no
     /// retry waits past it.
-    let deadline: ContinuousClock.Instant?
+    let deadline: Moment?
     /// Where each attempt says how long is left until ``deadline``, if anywhere.
     let deadlineField: HTTPField.Name?
 

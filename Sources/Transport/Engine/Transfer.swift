@@ -95,7 +95,7 @@ final class Transfer: @unchecked Sendable {
     /// The earlier of the total timeout's end and the load's deadline.
     private static func deadline(of options: TransferOptions) -> ContinuousClock.Instant? {
         let timeout = options.timeout.map { ContinuousClock.now + $0 }
-        guard let load = options.deadline else { return timeout }
+        guard let load = options.deadline?.instant else { return timeout }
         guard let timeout else { return load }
         return min(timeout, load)
     }
