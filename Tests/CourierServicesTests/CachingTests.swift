@@ -346,6 +346,32 @@ struct CachingTests {
         }
     }
 
+    @Test("a stale-while-revalidate refresh outlives the deadline of the load that started it")
+    func aRefreshIsNotCutByItsCallersDeadline() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            let events = coordinator.events()
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "swr-deadline",
+                query: ["cc": "max-age=1, stale-while-revalidate=300", "date": "none", "delayMs": "300"])
+            _ = try await resource.load(using: coordinator)
+            clock.advance(10)
+            server.setCacheVersion("swr-deadline", 2)
+            // The stale value comes at once, well within 100 ms; the refresh takes 300.
+            let stale = try await withDeadline(in: .milliseconds(100)) {
+                try await resource.loadResponse(using: coordinator)
+            }
+            #expect(stale.isStale && stale.value.version == 1)
+            var stores = 0
+            for await event in events {
+                if event.kind.cacheEvent?.name == .stored { stores += 1 }
+                #expect(event.kind.name != .failed, "the refresh failed: \(event.kind)")
+                if stores == 2 || event.kind.name == .failed { break }
+            }
+            let refreshed = try await resource.loadResponse(using: coordinator)
+            #expect(!refreshed.isStale && refreshed.value.version == 2)
+        }
+    }
+
     @Test("an unsafe method that succeeds invalidates the URL's stored response")
     func unsafeMethodsInvalidate() async throws {
         try await withCachingCoordinator { server, coordinator, _ in

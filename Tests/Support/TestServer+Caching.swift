@@ -17,6 +17,7 @@ import NIOHTTP1
 /// - `age2`: a second `Age` line; `hop=1`: `Connection: X-Hop` and `X-Hop: yes`; `loc`,
 ///   `cloc`: `Location` and `Content-Location`, as given.
 /// - `range=1`: a `Range: bytes=a-b` (or `a-`) gets a 206 with `Content-Range`.
+/// - `delayMs`: a 200 goes out after that many milliseconds.
 /// - A `HEAD` gets the `GET`'s head with its `Content-Length` and no body.
 /// - The body is `{"key": key, "version": v, "served": n, "lang": Accept-Language}`.
 ///
@@ -110,6 +111,8 @@ extension TestServer {
         } else if request.query("gzip") == "1" {
             headers.append(("Content-Encoding", "gzip"))
             out.send(200, headers: headers, body: Compression.compress(body, format: .gzip))
+        } else if let delay = request.query("delayMs").flatMap(Int.init), delay > 0 {
+            out.after(milliseconds: delay) { out.send(200, headers: headers, body: body) }
         } else {
             out.send(200, headers: headers, body: body)
         }

@@ -76,6 +76,7 @@ extension RequestCoordinator {
         // The refresh outlives the caller's load: it logs to the background logger.
         refresh.logger = LoadPlan.logger(backgroundLogger, id: refresh.id)
         refresh.options.logger = refresh.logger  // the transport's lines for it too
+        refresh.taskDeadline = nil  // nobody waits for it: the caller's deadline is not its own
         plan.logger?.debug(
             "serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
         Self.startBackground(on: self) { [refresh] coordinator in

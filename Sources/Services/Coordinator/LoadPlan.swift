@@ -103,7 +103,10 @@ struct LoadPlan: Sendable {
         set { update { $0.budgetDeadline = newValue } }
     }
     /// The task's ``Deadline``, read when the plan was made.
-    var taskDeadline: Moment? { box.fields.taskDeadline }
+    var taskDeadline: Moment? {
+        get { box.fields.taskDeadline }
+        set { update { $0.taskDeadline = newValue } }
+    }
     var loggableURL: String { box.fields.loggableURL }
 
     /// A responder bound to one resource.
@@ -152,7 +155,7 @@ private struct LoadPlanFields: Sendable {
     var retryTimeout: Duration?? = nil
     let started = ContinuousClock.now
     /// ``Deadline/current`` when the plan was made.
-    let taskDeadline = Deadline.storage.map(Moment.init)
+    var taskDeadline = Deadline.storage.map(Moment.init)
     /// When the coordinator's ``RequestCoordinator/Configuration/loadBudget`` runs out.
     var budgetDeadline: Moment?
 

@@ -3,13 +3,15 @@ internal import CourierCore
 /// Background work (refreshes, streamed bodies) that shutdown waits for, and the test hook
 /// that waits for loads to be waiting.
 extension RequestCoordinator {
-    /// Runs `work` in a task of its own that shutdown waits for (never once shut down).
+    /// Runs `work` in a task of its own that shutdown waits for (never once shut down), without
+    /// the deadline of the load that started it: a refresh nobody waits for is not cut short
+    /// by its caller's ``Deadline`` (the coordinator's load budget still bounds its loads).
     nonisolated static func startBackground(
         on coordinator: RequestCoordinator, _ work: @escaping @Sendable (RequestCoordinator) async -> Void
     ) {
         Task {
             guard await coordinator.beginBackgroundWork() else { return }
-            await work(coordinator)
+            await Deadline.$storage.withValue(nil) { await work(coordinator) }
             await coordinator.endBackgroundWork()
         }
     }
