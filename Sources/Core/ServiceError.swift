@@ -18,6 +18,10 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebu
     /// The request as a `curl` command, secrets masked: set on the errors of loads, streams and
     /// transfers, and shown by ``debugDescription``.
     public var curlCommand: CurlCommand?
+    /// How long until the same request may succeed, when Courier knows: for
+    /// `circuitOpen` (an open circuit breaker), the cool-down left before the circuit lets a probe through
+    /// (zero while a probe is under way). A gateway can pass it on as `Retry-After`.
+    public var retryAfter: Duration?
 
     /// Creates an error.
     public init(
@@ -38,7 +42,11 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebu
     public var status: HTTPResponse.Status? { response?.status }
 
     /// What a person can do about it.
-    public var recoverySuggestion: String { code.recoverySuggestion }
+    public var recoverySuggestion: String {
+        guard let retryAfter else { return code.recoverySuggestion }
+        let tenths = retryAfter.components.seconds * 10 + retryAfter.components.attoseconds / 100_000_000_000_000_000
+        return code.recoverySuggestion + " It may succeed again in \(tenths / 10).\(tenths % 10) s."
+    }
 
     /// Whether repeating the same request may succeed (timeouts, refused or dropped
     /// connections, DNS failures, and 408/429/502/503/504 responses).

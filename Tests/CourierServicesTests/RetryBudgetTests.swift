@@ -68,6 +68,8 @@ import Testing
         // Pauses of a millisecond, on the real clock.
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(1), jitter: 0)
         configuration.retryBudget = budget
+        // The budget alone: a circuit would stop the loads after five failures.
+        configuration.circuitBreaker = nil
         configuration.cache = nil
         return RequestCoordinator(transport: mock, configuration: configuration)
     }

@@ -46,6 +46,14 @@ extension RequestCoordinator {
         /// policy's 3. A retry past it is not made: the load ends with the failure that asked
         /// for it, and a `retryRefused` event says why. `nil` lets the retry policy alone decide.
         public var retryBudget: RetryBudget? = .default
+        /// When to stop sending to a host that keeps failing (``CircuitBreaker``): by default
+        /// after 10 failed attempts in a row (no connection, a timeout, a dropped connection, a
+        /// 502, 503 or 504), or half of 20 or more in 10 seconds; loads then fail at once with
+        /// `circuitOpen` until a probe, 5 seconds later, finds the host well. On by default: a
+        /// host that is down would otherwise cost every load its connect timeout and its
+        /// retries, and get every load's attempts when it comes back. Loads answered by a
+        /// ``responder`` never touch a circuit. `nil` turns circuits off.
+        public var circuitBreaker: CircuitBreaker? = .default
         /// The header field that tells the server how long the caller will wait: when set,
         /// each attempt of a load with a deadline (a ``Deadline`` or the ``loadBudget``) carries
         /// the whole milliseconds left until it, so that the next hop can give up on work nobody

@@ -34,8 +34,8 @@ public actor RequestCoordinator {
     nonisolated let hostQueue: HostQueue?
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
-    /// The retries each host may still get (nil: no budget).
-    nonisolated let retryBudgets: RetryBudgets?
+    /// Each host's retry budget and circuit (nil: neither is configured).
+    nonisolated let hostPolicies: HostPolicies?
     private nonisolated let cacheObserver: UInt64?
     /// Records the pool gauges (``Configuration/poolGaugeInterval``) until shutdown.
     private nonisolated let poolGauges: Task<Void, Never>?
@@ -61,7 +61,8 @@ public actor RequestCoordinator {
         transportHonoursCancellation = transport is any HonoursTransferCancellation
         self.configuration = configuration
         hostQueue = configuration.maximumLoadsPerHost > 0 ? HostQueue(limit: configuration.maximumLoadsPerHost) : nil
-        retryBudgets = configuration.retryBudget.map { RetryBudgets($0, clock: configuration.clock) }
+        hostPolicies = HostPolicies(
+            budget: configuration.retryBudget, breaker: configuration.circuitBreaker, clock: configuration.clock)
         self.backgroundLogger = backgroundLogger
         let events = self.events
         let metricsFactory = configuration.metricsFactory

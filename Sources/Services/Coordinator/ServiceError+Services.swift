@@ -23,12 +23,26 @@ extension ServiceError.Code {
     /// A `CachePolicy.cacheOnly(tiers:)` load found nothing stored (or no cache is configured).
     public static let cacheMiss = ServiceError.Code(
         "cacheMiss", suggestion: "Nothing is cached for this resource yet; load it from the network first.")
+    /// The host's circuit is open (``CircuitBreaker``): its recent attempts failed, so the load
+    /// was not sent. `ServiceError.retryAfter` says when the circuit lets a probe through.
+    public static let circuitOpen = ServiceError.Code(
+        "circuitOpen",
+        suggestion: "The host failed repeatedly, so Courier stopped sending to it for a while; try again later.")
     /// A request body could not be encoded (for example a non-finite number in JSON).
     public static let encodingFailed = ServiceError.Code(
         "encodingFailed", suggestion: "The request body could not be encoded; check the values it contains.")
 }
 
 extension ServiceError {
+    /// What a load gets when `host`'s circuit is open for `retryAfter` more (nil: until the
+    /// probes under way come back).
+    static func circuitOpen(_ host: String, retryAfter: Duration?) -> ServiceError {
+        var error = ServiceError(
+            .circuitOpen, "The circuit for \(host) is open after repeated failures; the request was not sent.")
+        error.retryAfter = retryAfter ?? .zero
+        return error
+    }
+
     /// What a load gets when the coordinator shut down before it started.
     static var coordinatorShutDown: ServiceError { ServiceError(.shutDown, "The coordinator was shut down.") }
 

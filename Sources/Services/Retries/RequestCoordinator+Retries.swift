@@ -17,8 +17,15 @@ extension RequestCoordinator {
     ) async -> Result<TransportResponse, ServiceError> {
         var attempt = first
         let telemetry = LoadTelemetry.current
-        if first == 1, let retryBudgets { Self.countLoad(transfer, in: retryBudgets) }
         while true {
+            var probe = false
+            if let hostPolicies {
+                switch admit(attempt, of: transfer, in: hostPolicies, telemetry: telemetry) {
+                case .pass: break
+                case .probe: probe = true
+                case .refused(let error): return .failure(error)
+                }
+            }
             let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
             let outcome =
                 if transfer.stub == nil && transfer.receiver == nil {
@@ -28,7 +35,8 @@ extension RequestCoordinator {
                         sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
                         receiver: transfer.receiver)
                 }
-            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt, telemetry: telemetry) {
+            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt, probe: probe, telemetry: telemetry)
+            {
             case .stands:
                 if case .failure = outcome, let deadline = transfer.deadline {
                     return Self.ended(outcome, by: deadline)
@@ -82,20 +90,75 @@ extension RequestCoordinator {
         return sent
     }
 
-    /// Counts `transfer`'s load in its host's retry budget.
-    @inline(never)
-    private static func countLoad(_ transfer: PlannedTransfer, in budgets: RetryBudgets) {
-        budgets.loadSent(to: HostQueue.Host(transfer.request))
+    /// Whether an attempt may go to the host (``AttemptAdmission``).
+    enum AttemptAdmission {
+        case pass
+        /// It goes as its host's circuit's probe.
+        case probe
+        /// The host's circuit is open: the load ends with this `circuitOpen`.
+        case refused(ServiceError)
     }
 
-    /// Ends `sent`'s span with `outcome`, and says what follows it.
+    /// Asks `transfer`'s host whether attempt `attempt` may go, and counts the load in the
+    /// host's retry budget on its first. Loads a responder answers never touch a circuit.
+    @inline(never)
+    private nonisolated func admit(
+        _ attempt: Int, of transfer: PlannedTransfer, in policies: HostPolicies, telemetry: LoadTelemetry?
+    ) -> AttemptAdmission {
+        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: transfer.stub == nil)
+        switch admission.circuit {
+        case .pass:
+            return .pass
+        case .probe:
+            telemetry?.span?.attributes["courier.circuit"] = "probe"
+            transfer.logger?.debug("probing an open circuit", metadata: ["courier.host": "\(transfer.host.name)"])
+            return .probe
+        case .refuse(let until):
+            telemetry?.span?.attributes["courier.circuit"] = "open"
+            return .refused(.circuitOpen(transfer.host.name, retryAfter: until.map { $0 - admission.now }))
+        }
+    }
+
+    /// Ends `sent`'s span with `outcome`, tells the host's circuit, and says what follows.
     @inline(never)
     private nonisolated func conclude(
         _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer,
-        attempt: Int, telemetry: LoadTelemetry?
+        attempt: Int, probe: Bool, telemetry: LoadTelemetry?
     ) -> RetryDecision {
         sent.end(outcome)
+        if let hostPolicies, hostPolicies.breaks, transfer.stub == nil {
+            record(outcome, of: transfer, probe: probe, in: hostPolicies, telemetry: telemetry)
+        }
         return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
+    }
+
+    /// Tells `transfer`'s host's circuit how an attempt ended, and reports what changed: an
+    /// event, a metric and a debug line.
+    private nonisolated func record(
+        _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, probe: Bool,
+        in policies: HostPolicies, telemetry: LoadTelemetry?
+    ) {
+        let failed: Bool? =
+            switch outcome {
+            case .success(let response): CircuitBreaker.isFailure(status: response.head.status.code, error: nil)
+            case .failure(let error): CircuitBreaker.isFailure(status: error.status?.code, error: error.code)
+            }
+        let transition = policies.record(
+            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, probe: probe)
+        switch transition {
+        case .none:
+            return
+        case .opened(let coolDown):
+            events.emit(transfer.id, .circuitOpened(host: transfer.host.name, coolDown: coolDown))
+            telemetry?.metrics?.circuit(state: "open")
+            transfer.logger?.debug(
+                "circuit opened",
+                metadata: ["courier.host": "\(transfer.host.name)", "courier.circuit.cool_down": "\(coolDown)"])
+        case .closed:
+            events.emit(transfer.id, .circuitClosed(host: transfer.host.name))
+            telemetry?.metrics?.circuit(state: "closed")
+            transfer.logger?.debug("circuit closed", metadata: ["courier.host": "\(transfer.host.name)"])
+        }
     }
 
     /// Waits `delay` on the configured clock before the next attempt; false when the task, or
@@ -194,9 +257,16 @@ extension RequestCoordinator {
             return .stands
         }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
-        if let retryBudgets, !retryBudgets.retry(to: HostQueue.Host(transfer.request)) {
-            refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
-            return .stands
+        if let hostPolicies {
+            // A circuit that stays open past the pause would refuse the retry anyway.
+            if transfer.stub == nil, let open = hostPolicies.openFor(transfer.host), open > delay {
+                refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
+                return .stands
+            }
+            if !hostPolicies.retry(to: transfer.host) {
+                refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
+                return .stands
+            }
         }
         let reason: String
         switch outcome {
@@ -228,12 +298,15 @@ final class PlannedTransfer: Sendable {
     let deadline: Moment?
     /// Where each attempt says how long is left until ``deadline``, if anywhere.
     let deadlineField: HTTPField.Name?
+    /// The request's host, whose retry budget and circuit each attempt consults.
+    let host: HostQueue.Host
 
     init(
         _ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil,
         deadlineField: HTTPField.Name? = nil
     ) {
         self.request = request
+        host = HostQueue.Host(request)
         body = plan.body
         var options = plan.options
         options.cancellation = cancellation
@@ -256,6 +329,7 @@ final class PlannedTransfer: Sendable {
     /// This transfer with `timeout` as its total timeout, for its retries.
     private init(_ transfer: PlannedTransfer, timeout: Duration?) {
         request = transfer.request
+        host = transfer.host
         body = transfer.body
         var options = transfer.options
         options.timeout = timeout

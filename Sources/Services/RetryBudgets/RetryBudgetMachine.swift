@@ -2,7 +2,7 @@
 /// `Duration` since any fixed origin: the loads sent and the retries made, counted in ten
 /// buckets that together span the window, the oldest dropped as time moves on.
 ///
-/// Pure and synchronous: ``RetryBudgets`` keeps one per host under a lock, and its tests
+/// Pure and synchronous: ``HostPolicies`` keeps one per host under a lock, and its tests
 /// drive it with made-up times.
 struct RetryBudgetMachine: Sendable {
     static let bucketCount = 10

@@ -19,10 +19,16 @@ extension CoordinatorEvent.Kind {
         /// An attempt failed and another follows (`attempt`, `delay`, `reason`).
         public static let retried = Name("retried")
         /// An attempt failed and the retry policy would repeat it, but the host's retry
-        /// budget or the load's deadline refused (`attempt`, `reason`: `budget` or `deadline`).
+        /// budget, the load's deadline or the host's open circuit refused (`attempt`, `reason`:
+        /// `budget`, `deadline` or `circuit`).
         public static let retryRefused = Name("retryRefused")
         /// A decorator asked for the load to be sent once more (a refreshed token).
         public static let replayed = Name("replayed")
+        /// Its attempt opened its host's circuit (`host`, and `delay`: the cool-down before a
+        /// probe). See ``CircuitBreaker``.
+        public static let circuitOpened = Name("circuitOpened")
+        /// Its probe closed its host's circuit (`host`).
+        public static let circuitClosed = Name("circuitClosed")
         /// It ended with a response (`status`, `metrics`, `duration`).
         public static let finished = Name("finished")
         /// It failed (`errorCode`, `status` when there was one, `duration`).
@@ -57,14 +63,26 @@ extension CoordinatorEvent.Kind {
         }
     }
 
-    /// The wait before the next attempt (`retried`).
+    /// The wait before the next attempt (`retried`); the cool-down before the circuit lets a
+    /// probe through (`circuitOpened`).
     public var delay: Duration? {
-        if case .retried(_, let delay, _) = base { return delay }
-        return nil
+        switch base {
+        case .retried(_, let delay, _): delay
+        case .circuitOpened(_, let coolDown): coolDown
+        default: nil
+        }
+    }
+
+    /// The host, as `scheme://authority` (`circuitOpened`, `circuitClosed`).
+    public var host: String? {
+        switch base {
+        case .circuitOpened(let host, _), .circuitClosed(let host): host
+        default: nil
+        }
     }
 
     /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`); why it is not:
-    /// `budget` or `deadline` (`retryRefused`).
+    /// `budget`, `deadline` or `circuit` (`retryRefused`).
     public var reason: String? {
         switch base {
         case .retried(_, _, let reason), .retryRefused(_, let reason): reason

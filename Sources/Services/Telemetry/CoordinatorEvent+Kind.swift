@@ -21,6 +21,8 @@ extension CoordinatorEvent {
             case retried(attempt: Int, delay: Duration, reason: String)
             case retryRefused(attempt: Int, reason: String)
             case replayed
+            case circuitOpened(host: String, coolDown: Duration)
+            case circuitClosed(host: String)
             case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
             case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
             case cache(CacheEvent)
@@ -50,6 +52,13 @@ extension CoordinatorEvent {
         }
         /// A decorator asked for the request to be sent once more.
         package static let replayed = Kind(.replayed)
+        /// This load's attempt opened `host`'s circuit (or a failed probe opened it again)
+        /// for `coolDown`.
+        package static func circuitOpened(host: String, coolDown: Duration) -> Kind {
+            Kind(.circuitOpened(host: host, coolDown: coolDown))
+        }
+        /// This load's probe closed `host`'s circuit.
+        package static func circuitClosed(host: String) -> Kind { Kind(.circuitClosed(host: host)) }
         /// The load delivered a value: status, curl's timings and the time since it began.
         package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind
         {
@@ -72,6 +81,8 @@ extension CoordinatorEvent {
             case .retried: .retried
             case .retryRefused: .retryRefused
             case .replayed: .replayed
+            case .circuitOpened: .circuitOpened
+            case .circuitClosed: .circuitClosed
             case .finished: .finished
             case .failed: .failed
             case .cache: .cache

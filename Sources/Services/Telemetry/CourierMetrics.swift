@@ -9,7 +9,10 @@ internal import Metrics
 /// - `courier.retries` (counter): attempts resent, by `method`.
 /// - `courier.retries.refused` (counter): attempts the retry policy would have resent but
 ///   the host's retry budget or the load's deadline did not, by `method` and `reason`
-///   (`budget`, `deadline`).
+///   (`budget`, `deadline`, `circuit`).
+/// - `courier.circuit.transitions` (counter): hosts' circuits that opened or closed
+///   (``CircuitBreaker``), by `state` (`open` or `closed`); loads refused by an open circuit
+///   show in `courier.requests` with `error` `circuitOpen`.
 /// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
@@ -22,6 +25,7 @@ struct CourierMetrics: Sendable {
     static let duration = "courier.request.duration"
     static let retries = "courier.retries"
     static let retriesRefused = "courier.retries.refused"
+    static let circuitTransitions = "courier.circuit.transitions"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
@@ -73,6 +77,11 @@ struct CourierMetrics: Sendable {
     func retryRefused(method: String, reason: String) {
         Counter(label: Self.retriesRefused, dimensions: [("method", method), ("reason", reason)], factory: factory)
             .increment()
+    }
+
+    /// Records a circuit that opened or closed.
+    func circuit(state: String) {
+        Counter(label: Self.circuitTransitions, dimensions: [("state", state)], factory: factory).increment()
     }
 
     /// Records one resent attempt.

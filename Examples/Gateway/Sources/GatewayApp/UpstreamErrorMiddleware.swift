@@ -2,7 +2,8 @@ import Courier
 public import Hummingbird
 
 /// Turns a failed call to the catalog into the answer the gateway's clients should see:
-/// the catalog's 404 stays a 404, a slow catalog is a 504, anything else a 502. The body names
+/// the catalog's 404 stays a 404, a slow catalog is a 504, a catalog whose circuit is open a
+/// 503 with `Retry-After` (when Courier will try it again), anything else a 502. The body names
 /// the `ServiceError` code, never the catalog's URL or credentials.
 public struct UpstreamErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
@@ -13,7 +14,13 @@ public struct UpstreamErrorMiddleware<Context: RequestContext>: RouterMiddleware
         do {
             return try await next(request, context)
         } catch let error as ServiceError {
-            throw HTTPError(Self.status(for: error), message: "upstream: \(error.code)")
+            var headers = HTTPFields()
+            if error.code == .circuitOpen, let retryAfter = error.retryAfter {
+                // Whole seconds, rounded up: never sooner than the circuit's probe.
+                let seconds = retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0)
+                headers[.retryAfter] = String(max(seconds, 1))
+            }
+            throw HTTPError(Self.status(for: error), headers: headers, message: "upstream: \(error.code)")
         }
     }
 
@@ -21,7 +28,7 @@ public struct UpstreamErrorMiddleware<Context: RequestContext>: RouterMiddleware
         switch error.code {
         case .unacceptableStatus where error.status?.code == 404: .notFound
         case .timedOut: .gatewayTimeout
-        case .shutDown: .serviceUnavailable
+        case .shutDown, .circuitOpen: .serviceUnavailable
         default: .badGateway
         }
     }

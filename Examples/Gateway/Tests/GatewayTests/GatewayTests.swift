@@ -94,6 +94,31 @@ import Testing
         }
     }
 
+    /// A catalog that keeps failing gets its circuit opened: the gateway then answers 503 at
+    /// once, with `Retry-After`, and the catalog is left alone.
+    @Test func aFailingCatalogIsLeftAloneForACoolDown() async throws {
+        try await Upstream.with { upstream in
+            let gateway = try Gateway(configuration: Self.configuration(upstream), logger: Logger(label: "test"))
+            try await gateway.application(logger: Logger(label: "test")).test(.router) { client in
+                var statuses: [HTTPResponse.Status] = []
+                var refused: TestResponse?
+                while refused == nil, statuses.count < 10 {
+                    let response = try await client.execute(uri: "/products/503", method: .get)
+                    statuses.append(response.status)
+                    if response.status == .serviceUnavailable { refused = response }
+                }
+                // Three calls of three attempts, then a tenth failure opens the circuit.
+                #expect(statuses == [.badGateway, .badGateway, .badGateway, .badGateway, .serviceUnavailable])
+                #expect(refused.map { String(buffer: $0.body).contains("circuitOpen") } == true)
+                let retryAfter = refused?.headers[.retryAfter].flatMap { Int($0) }
+                #expect(retryAfter.map { (1...5).contains($0) } == true, "\(String(describing: retryAfter))")
+                #expect(try await client.execute(uri: "/products/1", method: .get).status == .serviceUnavailable)
+            }
+            #expect(await upstream.state.requests(to: "/v1/products/503") == 10)
+            #expect(await upstream.state.requests(to: "/v1/products/1") == 0)
+        }
+    }
+
     /// A request's deadline bounds its calls to the catalog, and the catalog is told what is
     /// left of it: the gateway's own limit, or the caller's `X-Deadline-Ms` when shorter.
     @Test func aRequestsDeadlineBoundsItsCallsToTheCatalog() async throws {

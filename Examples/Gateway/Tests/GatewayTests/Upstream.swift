@@ -115,6 +115,7 @@ struct Upstream {
                 deadline: request.headers[.xDeadlineMs])
             if id == 99 { try await Task.sleep(for: .seconds(1)) }
             if id == 500 { return json(#"{"error": "database down"}"#, .internalServerError) }
+            if id == 503 { return json(#"{"error": "overloaded"}"#, .serviceUnavailable) }
             guard let name = products[id] else { return json(#"{"error": "no such product"}"#, .notFound) }
             var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "max-age=60", .eTag: tag]
             if request.headers[.ifNoneMatch] == tag {
