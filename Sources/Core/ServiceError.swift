@@ -44,6 +44,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebu
     /// What a person can do about it.
     public var recoverySuggestion: String {
         guard let retryAfter else { return code.recoverySuggestion }
+        guard retryAfter > .zero else { return code.recoverySuggestion + " It may succeed again in a moment." }
         let tenths = retryAfter.components.seconds * 10 + retryAfter.components.attoseconds / 100_000_000_000_000_000
         return code.recoverySuggestion + " It may succeed again in \(tenths / 10).\(tenths % 10) s."
     }
@@ -83,4 +84,11 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebu
         if error is CancellationError { return .cancelled() }
         return ServiceError(.unknown, String(describing: error), underlying: error)
     }
+}
+
+/// The underlying error of a `timedOut` that ran out while the request waited for a connection
+/// in the transport's own pool: it was never sent, so it says nothing about the server.
+package struct TransportWait: Error, CustomStringConvertible {
+    package init() {}
+    package var description: String { "the request waited for a connection and was not sent" }
 }

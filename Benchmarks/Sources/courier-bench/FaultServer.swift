@@ -186,7 +186,7 @@ struct FaultServerCounts: Codable, Sendable {
 
 extension [UInt8] {
     /// The index of the `\r\n\r\n` that ends a request head, if it arrived.
-    fileprivate var headEnd: Int? {
+    var headEnd: Int? {
         guard count >= 4 else { return nil }
         for index in 0...(count - 4)
         where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13 && self[index + 3] == 10 {

@@ -115,11 +115,6 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
     }
 }
 
-func percentile(_ values: [Double], _ fraction: Double) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
 /// What one fleet member measured.
 struct FleetRun: Codable, Sendable {
     var loads: Int

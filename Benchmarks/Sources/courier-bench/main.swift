@@ -1,6 +1,6 @@
 // courier-bench: Courier against real peers, measured in the same run on this machine.
 //
-//     courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,fleet] [--output bench-results.json]
+//     courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,resilience,fleet] [--output bench-results.json]
 //     scripts/instructions.sh (courier-bench --filter instructions under a valgrind preload)
 //     courier-bench --interleaved URL ROUNDS BLOCK LABEL...   (c=1 variants alternated in one process)
 //     courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C] [--soak-seed N]
@@ -18,7 +18,7 @@ let arguments = CommandLine.arguments
 if arguments.contains("--help") || arguments.contains("-h") {
     print(
         """
-        usage: courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,fleet] [--output bench-results.json]
+        usage: courier-bench [--quick] [--filter e2e,codings,typed,openapi,gateway,many,events,parse,decode,cache,coalescing,resilience,fleet] [--output bench-results.json]
                courier-bench --interleaved URL ROUNDS BLOCK LABEL...
                courier-bench --soak [--quick] [--soak-loads N] [--soak-seconds S] [--soak-concurrency C]
                              [--soak-seed N] [--soak-load-bound S] [--output soak-results.json]
@@ -53,6 +53,7 @@ if arguments.contains("--help") || arguments.contains("-h") {
 // ends; the benchmark itself undoes what it started when interrupted (Cleanup).
 let childModes: Set = [
     "--child", "--typed-child", "--openapi-child", "--gateway-child", "--fleet-child", "--fault-server",
+    "--resilience-upstream",
 ]
 if arguments.contains(where: childModes.contains) { diesWithParent() } else { try Cleanup.takesSignals() }
 if let index = arguments.firstIndex(of: "--fault-server") {
@@ -63,6 +64,7 @@ if let index = arguments.firstIndex(of: "--fault-server") {
     }
     try runFaultServer(seed: seed)
 }
+if arguments.contains("--resilience-upstream") { try runResilienceUpstream() }
 if let index = arguments.firstIndex(of: "--interleaved") {
     // Interleaved mode: --interleaved URL ROUNDS BLOCK LABEL...
     let rest = Array(arguments[(index + 1)...])
@@ -201,6 +203,7 @@ do {
     if selected("decode") { try decoding(report: report, quick: quick, runs: runs) }
     if selected("cache") { try await caches(report: report, quick: quick, runs: runs) }
     if let nginx, selected("coalescing") { try await coalescing(nginx: nginx, report: report, runs: runs) }
+    if selected("resilience") { try await resilience(report: report, quick: quick, runs: runs) }
     #if Peers
     if let nginx, let postgres {
         try await fleet(nginx: nginx, postgres: postgres, report: report, quick: quick, runs: runs)

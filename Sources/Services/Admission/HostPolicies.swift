@@ -4,9 +4,10 @@ internal import CourierCore
 /// coordinator's clock (a test clock moves them as it moves the retries' pauses): each host's
 /// retry budget (``RetryBudgetMachine``) and circuit (``CircuitBreakerMachine``).
 ///
-/// One table for both, so that an attempt costs one lock and one look-up: ``admit(_:first:)``
-/// counts a load's first attempt in the budget and asks the circuit, ``record(_:_:probe:)``
-/// tells the circuit how the attempt ended.
+/// One table for both, so that an attempt costs one lock and one look-up before it goes and one
+/// after: ``admit(_:first:usesCircuit:)`` asks the circuit and counts a load's first attempt in
+/// the budget, ``record(_:_:ticket:)`` tells the circuit how the attempt ended. A retry adds one
+/// of each (``refuses(_:after:)``, ``retry(to:)``).
 final class HostPolicies: Sendable {
     struct Entry: Sendable {
         var budget: RetryBudgetMachine?
@@ -25,7 +26,8 @@ final class HostPolicies: Sendable {
 
     private let budget: RetryBudget?
     private let breaker: CircuitBreaker?
-    /// Time since the coordinator was made, on its clock.
+    /// Time on the coordinator's clock since a fixed origin (`Moment`'s for the continuous
+    /// clock, the table's making for another).
     private let elapsed: @Sendable () -> Duration
     private let state = LockedValue([HostQueue.Host: Entry]())
     /// Hosts kept before idle ones are dropped (a process that calls many hosts over its life).
@@ -53,7 +55,8 @@ final class HostPolicies: Sendable {
     var breaks: Bool { breaker != nil }
 
     /// Asks `host`'s circuit whether an attempt may go (`usesCircuit` false: it may), and
-    /// counts a load in its retry budget when this is the load's `first` attempt.
+    /// counts a load in its retry budget when this is the load's `first` attempt and it goes
+    /// (a load an open circuit refused is not one the host was sent).
     func admit(_ host: HostQueue.Host, first: Bool, usesCircuit: Bool) -> Admission {
         let now = elapsed()
         let circuit = state.withLock { hosts in
@@ -64,23 +67,27 @@ final class HostPolicies: Sendable {
                 }
             }
             return Self.withEntry(host, in: &hosts, budget: budget, breaker: breaker) { entry in
-                if first { entry.budget?.loadSent(at: now) }
-                guard usesCircuit else { return CircuitBreakerMachine.Admission.pass }
-                return entry.circuit?.admit(at: now) ?? .pass
+                let admission =
+                    usesCircuit ? entry.circuit?.admit(at: now) ?? Self.unbroken : Self.unbroken
+                if first, case .go = admission { entry.budget?.loadSent(at: now) }
+                return admission
             }
         }
         return Admission(circuit: circuit, now: now)
     }
 
-    /// Tells `host`'s circuit how an attempt admitted as `probe` (or not) ended.
+    /// What an attempt no circuit watches gets.
+    static let unbroken = CircuitBreakerMachine.Admission.go(.init(generation: 0, probe: false))
+
+    /// Tells `host`'s circuit how the attempt admitted with `ticket` ended.
     func record(
-        _ host: HostQueue.Host, _ outcome: CircuitBreakerMachine.Outcome, probe: Bool
+        _ host: HostQueue.Host, _ outcome: CircuitBreakerMachine.Outcome, ticket: CircuitBreakerMachine.Ticket
     ) -> CircuitBreakerMachine.Transition {
         guard breaker != nil else { return .none }
         let now = elapsed()
         return state.withLock { hosts in
             Self.withEntry(host, in: &hosts, budget: budget, breaker: breaker) { entry in
-                entry.circuit?.record(outcome, probe: probe, at: now) ?? .none
+                entry.circuit?.record(outcome, ticket, at: now) ?? .none
             }
         }
     }
@@ -96,14 +103,11 @@ final class HostPolicies: Sendable {
         }
     }
 
-    /// How long `host`'s circuit stays open from now (nil: it is not open).
-    func openFor(_ host: HostQueue.Host) -> Duration? {
-        guard breaker != nil else { return nil }
+    /// Whether `host`'s circuit would refuse an attempt `delay` from now (a retry's pause).
+    func refuses(_ host: HostQueue.Host, after delay: Duration) -> Bool {
+        guard breaker != nil else { return false }
         let now = elapsed()
-        return state.withLock { hosts -> Duration? in
-            guard case .open(let until, _) = hosts[host]?.circuit?.state, until > now else { return nil }
-            return until - now
-        }
+        return state.withLock { hosts in hosts[host]?.circuit?.refuses(at: now, after: delay) ?? false }
     }
 
     /// Hosts with an entry (a test hook).

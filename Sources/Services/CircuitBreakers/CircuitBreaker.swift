@@ -13,7 +13,14 @@ internal import CourierCore
 ///
 /// A failure is what says the host itself is unwell: no connection, a timeout, a connection
 /// dropped before its answer, or a 502, 503 or 504. Any other answer (a 404, a 500 from one
-/// broken route) is a success: the host answers. Cancelled attempts count for nothing.
+/// broken route) is a success: the host answers. Cancelled attempts count for nothing, nor do
+/// timeouts the load brought on itself (its deadline, a wait for a connection in the local
+/// pool).
+///
+/// A circuit is per host (scheme and authority), not per route: a 502, 503 or 504 from one
+/// route behind a shared proxy counts against every route of that host. Turn circuits off
+/// (`circuitBreaker = nil`) for a host whose routes fail apart, or give it a coordinator of its
+/// own with a breaker that suits it.
 ///
 /// ```swift
 /// var configuration = RequestCoordinator.Configuration()
@@ -59,12 +66,12 @@ public struct CircuitBreaker: Sendable, Hashable {
     /// that is down reaches 10 within four loads of three attempts.
     public static let `default` = CircuitBreaker()
 
-    /// Whether an attempt that ended with `outcome` says the host is unwell; nil when it says
-    /// nothing either way (cancelled, refused before it was sent, or bad locally).
-    static func isFailure(status: Int?, error code: ServiceError.Code?) -> Bool? {
+    /// Whether an attempt that ended with `status` or `error` says the host is unwell; nil when
+    /// it says nothing either way (cancelled, refused before it was sent, or bad locally).
+    static func isFailure(status: Int?, error: ServiceError?) -> Bool? {
         if let status { return status == 502 || status == 503 || status == 504 }
-        guard let code else { return false }
-        switch code {
+        guard let error else { return false }
+        switch error.code {
         case .cannotConnect, .timedOut, .connectionClosed, .networkFailed, .dnsFailed, .tlsFailed: return true
         case .cancelled, .shutDown, .invalidRequest, .bodyNotReplayable, .requestBodyFailed, .fileAccess,
             .circuitOpen:

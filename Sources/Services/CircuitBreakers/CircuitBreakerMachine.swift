@@ -2,6 +2,11 @@
 /// since any fixed origin: closed (counting failures), open (refusing until a moment),
 /// half-open (letting probes through).
 ///
+/// Every state the circuit enters is a new generation; an attempt is admitted with the
+/// generation it was admitted in (``Ticket``) and its outcome counts only in that generation:
+/// an attempt sent before the circuit opened, or a probe of an earlier half-open spell, that
+/// comes back late changes nothing.
+///
 /// Pure and synchronous: ``HostPolicies`` keeps one per host under a lock, performs what its
 /// transitions say (events, metrics), and its tests drive it with made-up times.
 struct CircuitBreakerMachine: Sendable {
@@ -12,18 +17,23 @@ struct CircuitBreakerMachine: Sendable {
         case closed(consecutive: Int)
         /// Attempts are refused until `until`; the next cool-down is `coolDown` doubled.
         case open(until: Duration, coolDown: Duration)
-        /// `probesOut` probes are under way, `successes` came back well.
-        case halfOpen(probesOut: Int, successes: Int, coolDown: Duration)
+        /// `probesOut` probes are under way (the oldest sent at `since`), `successes` came
+        /// back well.
+        case halfOpen(probesOut: Int, successes: Int, coolDown: Duration, since: Duration)
+    }
+
+    /// An admitted attempt: the generation it belongs to, and whether it is a probe.
+    struct Ticket: Sendable, Equatable {
+        var generation: UInt32
+        var probe: Bool
     }
 
     /// What an attempt may do.
     enum Admission: Sendable, Equatable {
-        /// Go: the circuit is closed.
-        case pass
-        /// Go as a probe: report its outcome with `probe: true`.
-        case probe
+        /// Go (as a probe when the ticket says so), and report the outcome with the ticket.
+        case go(Ticket)
         /// Do not send; the circuit lets a probe through at `until` (nil: when the probes
-        /// under way come back).
+        /// under way come back, or time out).
         case refuse(until: Duration?)
     }
 
@@ -31,7 +41,8 @@ struct CircuitBreakerMachine: Sendable {
     enum Outcome: Sendable {
         case success
         case failure
-        /// It counts for nothing (cancelled, not sent): a probe's place is given back.
+        /// It says nothing about the host (cancelled, cut by its own deadline, not sent): a
+        /// probe's place is given back.
         case abandoned
     }
 
@@ -45,7 +56,11 @@ struct CircuitBreakerMachine: Sendable {
 
     let breaker: CircuitBreaker
     private(set) var state = State.closed(consecutive: 0)
+    private(set) var generation: UInt32 = 0
     private let bucketLength: Duration
+    /// How long a probe may stay out before it counts as failed (a host that accepts
+    /// connections and never answers would otherwise hold the place for good).
+    let probeTimeout: Duration
     /// Attempts and failures per bucket over the window, a ring indexed by the bucket's
     /// number modulo the count.
     private var attempts = [Int](repeating: 0, count: bucketCount)
@@ -54,30 +69,47 @@ struct CircuitBreakerMachine: Sendable {
 
     init(_ breaker: CircuitBreaker) {
         self.breaker = breaker
-        bucketLength = breaker.window / Self.bucketCount
+        // The public fields may have been set past `init`'s bounds.
+        bucketLength = max(breaker.window, .milliseconds(10)) / Self.bucketCount
+        probeTimeout = max(breaker.coolDown, .seconds(10))
     }
 
     /// Whether an attempt may go at `now`.
     mutating func admit(at now: Duration) -> Admission {
         switch state {
         case .closed:
-            return .pass
+            return .go(Ticket(generation: generation, probe: false))
         case .open(let until, let coolDown):
             guard now >= until else { return .refuse(until: until) }
-            state = .halfOpen(probesOut: 1, successes: 0, coolDown: coolDown)
-            return .probe
-        case .halfOpen(let probesOut, let successes, let coolDown):
+            enter(.halfOpen(probesOut: 1, successes: 0, coolDown: coolDown, since: now))
+            return .go(Ticket(generation: generation, probe: true))
+        case .halfOpen(let probesOut, let successes, let coolDown, let since):
+            if probesOut > 0, now - since >= probeTimeout {
+                // The probe never came back: as good as failed.
+                _ = open(for: min(coolDown * 2, maximumCoolDown), at: now)
+                return admit(at: now)
+            }
             guard probesOut + successes < breaker.probes else { return .refuse(until: nil) }
-            state = .halfOpen(probesOut: probesOut + 1, successes: successes, coolDown: coolDown)
-            return .probe
+            state = .halfOpen(
+                probesOut: probesOut + 1, successes: successes, coolDown: coolDown, since: probesOut == 0 ? now : since)
+            return .go(Ticket(generation: generation, probe: true))
         }
     }
 
-    /// Records how an attempt admitted as `probe` (or not) ended at `now`.
-    ///
-    /// Outcomes of attempts admitted before the circuit last changed arrive late: a non-probe
-    /// outcome counts only while closed, a probe's only while half-open.
-    mutating func record(_ outcome: Outcome, probe: Bool, at now: Duration) -> Transition {
+    /// Whether an attempt at `now + delay` would be refused (a retry's pause): the circuit is
+    /// open past it, or half-open with every probe's place taken.
+    func refuses(at now: Duration, after delay: Duration) -> Bool {
+        switch state {
+        case .closed: false
+        case .open(let until, _): until > now + delay
+        case .halfOpen(let probesOut, let successes, _, _): probesOut + successes >= breaker.probes
+        }
+    }
+
+    /// Records how the attempt of `ticket` ended at `now`; outcomes of another generation
+    /// change nothing.
+    mutating func record(_ outcome: Outcome, _ ticket: Ticket, at now: Duration) -> Transition {
+        guard ticket.generation == generation else { return .none }
         switch state {
         case .closed(let consecutive):
             switch outcome {
@@ -94,26 +126,28 @@ struct CircuitBreakerMachine: Sendable {
                     state = .closed(consecutive: inARow)
                     return .none
                 }
-                return open(for: breaker.coolDown, at: now)
+                return open(for: min(breaker.coolDown, maximumCoolDown), at: now)
             }
         case .open:
             return .none
-        case .halfOpen(let probesOut, let successes, let coolDown):
-            guard probe else { return .none }
+        case .halfOpen(let probesOut, let successes, let coolDown, let since):
+            guard ticket.probe else { return .none }
             switch outcome {
             case .abandoned:
-                state = .halfOpen(probesOut: max(probesOut - 1, 0), successes: successes, coolDown: coolDown)
+                state = .halfOpen(
+                    probesOut: max(probesOut - 1, 0), successes: successes, coolDown: coolDown, since: since)
                 return .none
             case .success:
                 guard successes + 1 >= breaker.probes else {
-                    state = .halfOpen(probesOut: max(probesOut - 1, 0), successes: successes + 1, coolDown: coolDown)
+                    state = .halfOpen(
+                        probesOut: max(probesOut - 1, 0), successes: successes + 1, coolDown: coolDown, since: since)
                     return .none
                 }
-                state = .closed(consecutive: 0)
+                enter(.closed(consecutive: 0))
                 clearWindow()
                 return .closed
             case .failure:
-                return open(for: min(coolDown * 2, breaker.maximumCoolDown), at: now)
+                return open(for: min(coolDown * 2, maximumCoolDown), at: now)
             }
         }
     }
@@ -125,8 +159,15 @@ struct CircuitBreakerMachine: Sendable {
         return attempts.allSatisfy { $0 == 0 }
     }
 
+    private var maximumCoolDown: Duration { max(breaker.maximumCoolDown, .milliseconds(1)) }
+
+    private mutating func enter(_ next: State) {
+        state = next
+        generation &+= 1
+    }
+
     private mutating func open(for coolDown: Duration, at now: Duration) -> Transition {
-        state = .open(until: now + coolDown, coolDown: coolDown)
+        enter(.open(until: now + coolDown, coolDown: coolDown))
         clearWindow()
         return .opened(coolDown: coolDown)
     }

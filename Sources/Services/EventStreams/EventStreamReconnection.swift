@@ -8,7 +8,8 @@ internal import CourierCore
 /// - a response that ends, or a connection that drops (an error a retry may fix: a timeout, a
 ///   refused or reset connection, a cut body, a 408/429/502/503/504 after the resource's own
 ///   retries), is followed by a new connection after the reconnection delay: the configured
-///   one until the server's `retry` field sets another;
+///   one until the server's `retry` field sets another; a host whose circuit is open
+///   (`circuitOpen`) is reconnected to once the circuit lets a probe through, if later;
 /// - a 204 ends the stream; any other failure (a status the resource refuses, a response that
 ///   is not `text/event-stream`, a decorator that failed, cancellation, shutdown) ends it with
 ///   that error;
@@ -64,11 +65,14 @@ struct EventStreamReconnection: Sendable {
         }
         guard attemptsWithoutEvent < maximumAttempts else { return error.map(Decision.fail) ?? .finish }
         attemptsWithoutEvent += 1
+        if let error, error.code == .circuitOpen, let retryAfter = error.retryAfter {
+            return .reconnect(after: max(delay, retryAfter))
+        }
         return .reconnect(after: delay)
     }
 
     /// Whether a new connection may fare better after `error`.
     static func reconnects(after error: ServiceError) -> Bool {
-        error.code == .truncatedBody || error.isRetryable
+        error.code == .truncatedBody || error.code == .circuitOpen || error.isRetryable
     }
 }

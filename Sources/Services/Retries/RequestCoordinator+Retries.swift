@@ -18,11 +18,10 @@ extension RequestCoordinator {
         var attempt = first
         let telemetry = LoadTelemetry.current
         while true {
-            var probe = false
+            var ticket: CircuitBreakerMachine.Ticket?
             if let hostPolicies {
                 switch admit(attempt, of: transfer, in: hostPolicies, telemetry: telemetry) {
-                case .pass: break
-                case .probe: probe = true
+                case .go(let admitted): ticket = admitted
                 case .refused(let error): return .failure(error)
                 }
             }
@@ -35,7 +34,8 @@ extension RequestCoordinator {
                         sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
                         receiver: transfer.receiver)
                 }
-            switch conclude(sent, outcome: outcome, of: transfer, attempt: attempt, probe: probe, telemetry: telemetry)
+            switch conclude(
+                sent, outcome: outcome, of: transfer, attempt: attempt, ticket: ticket, telemetry: telemetry)
             {
             case .stands:
                 if case .failure = outcome, let deadline = transfer.deadline {
@@ -90,11 +90,11 @@ extension RequestCoordinator {
         return sent
     }
 
-    /// Whether an attempt may go to the host (``AttemptAdmission``).
+    /// Whether an attempt may go to the host.
     enum AttemptAdmission {
-        case pass
-        /// It goes as its host's circuit's probe.
-        case probe
+        /// It goes; its outcome is reported to the host's circuit with this ticket (nil: no
+        /// circuit watches it).
+        case go(CircuitBreakerMachine.Ticket?)
         /// The host's circuit is open: the load ends with this `circuitOpen`.
         case refused(ServiceError)
     }
@@ -105,14 +105,16 @@ extension RequestCoordinator {
     private nonisolated func admit(
         _ attempt: Int, of transfer: PlannedTransfer, in policies: HostPolicies, telemetry: LoadTelemetry?
     ) -> AttemptAdmission {
-        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: transfer.stub == nil)
+        let usesCircuit = transfer.stub == nil && policies.breaks
+        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: usesCircuit)
         switch admission.circuit {
-        case .pass:
-            return .pass
-        case .probe:
-            telemetry?.span?.attributes["courier.circuit"] = "probe"
-            transfer.logger?.debug("probing an open circuit", metadata: ["courier.host": "\(transfer.host.name)"])
-            return .probe
+        case .go(let ticket):
+            guard usesCircuit else { return .go(nil) }
+            if ticket.probe {
+                telemetry?.span?.attributes["courier.circuit"] = "probe"
+                transfer.logger?.debug("probing an open circuit", metadata: ["courier.host": "\(transfer.host.name)"])
+            }
+            return .go(ticket)
         case .refuse(let until):
             telemetry?.span?.attributes["courier.circuit"] = "open"
             return .refused(.circuitOpen(transfer.host.name, retryAfter: until.map { $0 - admission.now }))
@@ -123,11 +125,11 @@ extension RequestCoordinator {
     @inline(never)
     private nonisolated func conclude(
         _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer,
-        attempt: Int, probe: Bool, telemetry: LoadTelemetry?
+        attempt: Int, ticket: CircuitBreakerMachine.Ticket?, telemetry: LoadTelemetry?
     ) -> RetryDecision {
         sent.end(outcome)
-        if let hostPolicies, hostPolicies.breaks, transfer.stub == nil {
-            record(outcome, of: transfer, probe: probe, in: hostPolicies, telemetry: telemetry)
+        if let hostPolicies, let ticket {
+            record(outcome, of: transfer, attempt: attempt, ticket: ticket, in: hostPolicies, telemetry: telemetry)
         }
         return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
     }
@@ -135,16 +137,18 @@ extension RequestCoordinator {
     /// Tells `transfer`'s host's circuit how an attempt ended, and reports what changed: an
     /// event, a metric and a debug line.
     private nonisolated func record(
-        _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, probe: Bool,
-        in policies: HostPolicies, telemetry: LoadTelemetry?
+        _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int,
+        ticket: CircuitBreakerMachine.Ticket, in policies: HostPolicies, telemetry: LoadTelemetry?
     ) {
         let failed: Bool? =
             switch outcome {
             case .success(let response): CircuitBreaker.isFailure(status: response.head.status.code, error: nil)
-            case .failure(let error): CircuitBreaker.isFailure(status: error.status?.code, error: error.code)
+            case .failure(let error):
+                Self.cutByTheLoad(error, of: transfer, attempt: attempt)
+                    ? nil : CircuitBreaker.isFailure(status: error.status?.code, error: error)
             }
         let transition = policies.record(
-            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, probe: probe)
+            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, ticket: ticket)
         switch transition {
         case .none:
             return
@@ -159,6 +163,18 @@ extension RequestCoordinator {
             telemetry?.metrics?.circuit(state: "closed")
             transfer.logger?.debug("circuit closed", metadata: ["courier.host": "\(transfer.host.name)"])
         }
+    }
+
+    /// Whether `error` is a timeout the load brought on itself rather than the host: its
+    /// deadline (a caller's `X-Deadline-Ms: 1` must not open a circuit for everyone), a first
+    /// attempt whose timeout a wait for its turn had shortened, or a wait for a connection in
+    /// the transport's own pool.
+    private static func cutByTheLoad(_ error: ServiceError, of transfer: PlannedTransfer, attempt: Int) -> Bool {
+        guard error.code == .timedOut else { return false }
+        if error.underlying is TransportWait { return true }
+        if attempt == 1, transfer.retryTimeout != nil { return true }
+        guard let deadline = transfer.deadline else { return false }
+        return Moment.now + .milliseconds(20) >= deadline
     }
 
     /// Waits `delay` on the configured clock before the next attempt; false when the task, or
@@ -225,7 +241,8 @@ extension RequestCoordinator {
         case retry(after: Duration)
     }
 
-    /// Reports a retry the policy wanted and `reason` refused: an event, a metric, a span
+    /// Reports a retry the policy wanted and `reason` (`deadline`, `circuit`, `budget`)
+    /// refused: an event, a metric, a span
     /// attribute and a debug line.
     private nonisolated func refuseRetry(
         _ attempt: Int, of transfer: PlannedTransfer, reason: String, telemetry: LoadTelemetry?
@@ -259,7 +276,7 @@ extension RequestCoordinator {
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
         if let hostPolicies {
             // A circuit that stays open past the pause would refuse the retry anyway.
-            if transfer.stub == nil, let open = hostPolicies.openFor(transfer.host), open > delay {
+            if transfer.stub == nil, hostPolicies.refuses(transfer.host, after: delay) {
                 refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
                 return .stands
             }

@@ -17,7 +17,8 @@ struct RetryBudgetMachine: Sendable {
 
     init(_ budget: RetryBudget) {
         self.budget = budget
-        bucketLength = budget.window / Self.bucketCount
+        // The public field may have been set past `RetryBudget.init`'s bound.
+        bucketLength = max(budget.window, .milliseconds(10)) / Self.bucketCount
     }
 
     /// Counts a load sent (its first attempt) at `now`.

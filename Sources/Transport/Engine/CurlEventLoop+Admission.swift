@@ -68,6 +68,7 @@ extension CurlEventLoop {
     static var waitedOut: ServiceError {
         ServiceError(
             .timedOut,
-            "The request timed out while waiting for a connection (its total timeout counts from when it was sent).")
+            "The request timed out while waiting for a connection (its total timeout counts from when it was sent).",
+            underlying: TransportWait())
     }
 }

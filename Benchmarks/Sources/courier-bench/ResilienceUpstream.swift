@@ -1,0 +1,186 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The resilience rows' upstream, in a child process (`courier-bench --resilience-upstream`):
+/// an HTTP/1.1 server on 127.0.0.1 whose answer each row picks by path, one thread per
+/// connection (a stalled connection parks only its own thread).
+///
+/// - `/ok`: 200 with a small JSON body;
+/// - `/fail`: 503, every time;
+/// - `/switch`: 503 while the server is down, 200 while it is up (`/control/down`, `/control/up`);
+/// - `/stall`: the head of a 200, then nothing until the client goes;
+/// - `/control/counts`: the requests per path since the last `/control/reset`, as JSON.
+final class ResilienceUpstream: Sendable {
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    private struct State {
+        var up = false
+        var counts: [String: Int] = [:]
+    }
+
+    init() throws {
+        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard listener >= 0, bound, listen(listener, 4096) == 0 else { throw BenchError("upstream: cannot listen") }
+    }
+
+    var port: Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            while true {
+                let connection = accept(listener, nil, nil)
+                if connection < 0 {
+                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE { continue }
+                    return
+                }
+                var yes: Int32 = 1
+                setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+                Thread.detachNewThread { [self] in serve(connection) }
+            }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            guard let end = buffer.headEnd else {
+                let received = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if received <= 0 { break }
+                buffer.append(contentsOf: chunk[..<received])
+                continue
+            }
+            let head = String(decoding: buffer[..<end], as: UTF8.self)
+            buffer.removeSubrange(..<(end + 4))
+            let requestLine = head.prefix { $0 != "\r\n" }.split(separator: " ")
+            guard requestLine.count == 3 else { break }
+            let path = String(requestLine[1].prefix { $0 != "?" })
+            guard answer(path, on: connection) else { break }
+        }
+        close(connection)
+    }
+
+    /// Writes the answer for `path`; returns whether the connection stays usable.
+    private func answer(_ path: String, on connection: Int32) -> Bool {
+        let ok = #"{"id":7,"name":"upstream"}"#
+        switch path {
+        case "/control/up", "/control/down":
+            state.withLock { $0.up = path == "/control/up" }
+            return write(200, "{}", to: connection)
+        case "/control/reset":
+            state.withLock { $0.counts = [:] }
+            return write(200, "{}", to: connection)
+        case "/control/counts":
+            let counts = state.withLock { $0.counts }
+            let body = (try? JSONEncoder().encode(counts)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            return write(200, body, to: connection)
+        default:
+            break
+        }
+        let up = state.withLock { state in
+            state.counts[path, default: 0] += 1
+            return state.up
+        }
+        switch path {
+        case "/ok": return write(200, ok, to: connection)
+        case "/switch": return up ? write(200, ok, to: connection) : write(503, #"{"error":"down"}"#, to: connection)
+        case "/stall":
+            guard send("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", to: connection) else { return false }
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            while scratch.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+            return false
+        default: return write(503, #"{"error":"failing"}"#, to: connection)
+        }
+    }
+
+    private func write(_ status: Int, _ body: String, to connection: Int32) -> Bool {
+        let reason = status == 200 ? "OK" : "Service Unavailable"
+        return send(
+            "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                + body, to: connection)
+    }
+
+    private func send(_ text: String, to connection: Int32) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes {
+                Glibc.send(connection, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+}
+
+/// The child's side: serves until standard input reaches its end.
+func runResilienceUpstream() throws -> Never {
+    signal(SIGPIPE, SIG_IGN)
+    let server = try ResilienceUpstream()
+    server.start()
+    FileHandle.standardOutput.write(Data("port \(server.port)\n".utf8))
+    var byte: UInt8 = 0
+    while read(STDIN_FILENO, &byte, 1) != 0 {}
+    exit(0)
+}
+
+/// The parent's side: the child started, its port read; ``stop()`` closes its input.
+///
+/// `@unchecked Sendable`: its stored properties are constants, set before it is shared, and
+/// `stop()` (the only method) may run twice, from the scenario and from a signal's cleanup:
+/// closing a closed pipe and waiting for an exited process do nothing.
+final class ResilienceUpstreamProcess: @unchecked Sendable {
+    let port: Int
+    private let process: Process
+    private let input: Pipe
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        process = Process()
+        input = Pipe()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
+        process.arguments = ["--resilience-upstream"]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
+            process.terminate()
+            throw BenchError("the resilience upstream did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+}
