@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import Synchronization
 
 /// `--filter resilience`: each upstream-protection policy on and off, in one run, against
 /// an upstream in a child process (``ResilienceUpstream``) whose behaviour each row picks:
@@ -7,6 +8,9 @@ import Foundation
 /// - circuit breaker: the same upstream, the time a load takes once the circuit is open
 ///   (target under a millisecond) against the time without a circuit, and requests per load;
 ///   and the time from the upstream's recovery to the first load that succeeds;
+/// - adaptive concurrency: an upstream whose answers slow down with its load, 64 callers: loads
+///   per second and p99 at fixed limits (a sweep) and with the adaptive limit (target: 0.9x the
+///   best fixed limit's loads per second, p99 bounded);
 /// - deadlines: an upstream that stalls after its head, the time a load takes to end.
 func resilience(report: Report, quick: Bool, runs: Int) async throws {
     report.section("Resilience: each policy on and off, against an upstream in a child process")
@@ -105,6 +109,33 @@ func resilience(report: Report, quick: Bool, runs: Int) async throws {
         "resilience: circuit breaker, recovery (loads every 10 ms)", "upstream back to first success", unit: "ms",
         samples: recoveries, notes: ["cool-down ms": 5_000])
 
+    // Adaptive concurrency: 64 callers against an upstream whose answers slow down with its
+    // load; fixed limits swept, then the adaptive one.
+    let congestedScenario = "resilience: concurrency limit, upstream slowing with its load (64 callers)"
+    let congestedLoads = quick ? 400 : 1_000
+    var best: Figure?
+    for limit in [2, 4, 8, 16, 64] {
+        progress("resilience: fixed limit \(limit)")
+        var configuration = RequestCoordinator.Configuration.resilience(budget: .default, breaker: .default)
+        configuration.maximumLoadsPerHost = limit
+        let (rate, p99) = try await congested(
+            RequestCoordinator(transport: transport, configuration: configuration), base: upstream.base,
+            loads: congestedLoads)
+        let figure = report.add(
+            congestedScenario, "fixed limit \(limit)", unit: "loads/s", samples: [rate], notes: ["p99 ms": p99])
+        if figure.median > best?.median ?? 0 { best = figure }
+    }
+    progress("resilience: adaptive limit")
+    var configuration = RequestCoordinator.Configuration.resilience(budget: .default, breaker: .default)
+    configuration.adaptiveConcurrency = AdaptiveConcurrency()
+    let adaptive = RequestCoordinator(transport: transport, configuration: configuration)
+    // A first round finds the limit; the second is measured.
+    _ = try await congested(adaptive, base: upstream.base, loads: congestedLoads / 2, shutsDown: false)
+    let (rate, p99) = try await congested(adaptive, base: upstream.base, loads: congestedLoads)
+    report.add(
+        congestedScenario, "adaptive (AIMD, default)", unit: "loads/s", samples: [rate], reference: best,
+        notes: ["p99 ms": p99, "target x": 0.9], ratioLabel: "the loads/s of")
+
     // Deadlines: an upstream that sends a head and stalls.
     let deadlineScenario = "resilience: deadline, upstream stalling after its head"
     var ended: [Double] = []
@@ -128,12 +159,45 @@ func resilience(report: Report, quick: Bool, runs: Int) async throws {
     await transport.shutdown()
 }
 
+/// `loads` loads of `/congested` by 64 callers through `coordinator`: loads per second, and
+/// the 99th percentile of their times in milliseconds.
+private func congested(
+    _ coordinator: RequestCoordinator, base: String, loads: Int, shutsDown: Bool = true
+) async throws -> (Double, Double) {
+    final class Counter: Sendable { let next = Atomic<Int>(0) }
+    let counter = Counter()
+    let started = ContinuousClock.now
+    let times = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for _ in 0..<64 {
+            group.addTask {
+                var times: [Double] = []
+                while true {
+                    let index = counter.next.add(1, ordering: .relaxed).oldValue
+                    guard index < loads else { break }
+                    let began = ContinuousClock.now
+                    // A distinct URL per load: identical ones would share one transfer.
+                    _ = try await Probe(base: base, path: "/congested", query: "\(index)").load(using: coordinator)
+                    times.append((ContinuousClock.now - began).seconds * 1_000)
+                }
+                return times
+            }
+        }
+        return try await group.reduce(into: []) { $0 += $1 }
+    }
+    let seconds = (ContinuousClock.now - started).seconds
+    if shutsDown { await coordinator.shutdown() }
+    return (Double(times.count) / seconds, percentile(times, 0.99))
+}
+
 /// A GET of one path of the upstream, with the coordinator's retry policy.
 private struct Probe: Resource {
     typealias Response = Data
     let base: String
     let path: String
-    var endpoint: Endpoint { Endpoint(base, path: path) }
+    var query: String?
+    var endpoint: Endpoint {
+        Endpoint(base, path: path, query: query.map { [URLQueryItem(name: "i", value: $0)] } ?? [])
+    }
     var cachePolicy: CachePolicy { .networkOnly }
 }
 

@@ -10,6 +10,9 @@ import Synchronization
 /// - `/fail`: 503, every time;
 /// - `/switch`: 503 while the server is down, 200 while it is up (`/control/down`, `/control/up`);
 /// - `/stall`: the head of a 200, then nothing until the client goes;
+/// - `/congested`: a 200 after 2 ms with up to 4 requests at once, and after 2 ms × (at once /
+///   4)² past that: an upstream whose answers slow down faster than its load grows, so that
+///   throughput falls past its capacity;
 /// - `/control/counts`: the requests per path since the last `/control/reset`, as JSON.
 final class ResilienceUpstream: Sendable {
     private let listener: Int32
@@ -18,6 +21,7 @@ final class ResilienceUpstream: Sendable {
     private struct State {
         var up = false
         var counts: [String: Int] = [:]
+        var atOnce = 0
     }
 
     init() throws {
@@ -102,6 +106,15 @@ final class ResilienceUpstream: Sendable {
         }
         switch path {
         case "/ok": return write(200, ok, to: connection)
+        case "/congested":
+            let atOnce = state.withLock { state in
+                state.atOnce += 1
+                return state.atOnce
+            }
+            let factor = max(1, Double(atOnce) / 4)
+            usleep(UInt32(2_000 * factor * factor))
+            state.withLock { $0.atOnce -= 1 }
+            return write(200, ok, to: connection)
         case "/switch": return up ? write(200, ok, to: connection) : write(503, #"{"error":"down"}"#, to: connection)
         case "/stall":
             guard send("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", to: connection) else { return false }

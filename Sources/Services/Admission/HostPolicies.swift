@@ -2,7 +2,8 @@ internal import CourierCore
 
 /// The upstream-protection machines of one coordinator's hosts, under one lock, on the
 /// coordinator's clock (a test clock moves them as it moves the retries' pauses): each host's
-/// retry budget (``RetryBudgetMachine``) and circuit (``CircuitBreakerMachine``).
+/// retry budget (``RetryBudgetMachine``), circuit (``CircuitBreakerMachine``) and adaptive
+/// limit (``AdaptiveLimitMachine``, whose changes the coordinator hands to ``HostQueue``).
 ///
 /// One table for both, so that an attempt costs one lock and one look-up before it goes and one
 /// after: ``admit(_:first:usesCircuit:)`` asks the circuit and counts a load's first attempt in
@@ -12,9 +13,10 @@ final class HostPolicies: Sendable {
     struct Entry: Sendable {
         var budget: RetryBudgetMachine?
         var circuit: CircuitBreakerMachine?
+        var limit: AdaptiveLimitMachine?
 
         mutating func isIdle(at now: Duration) -> Bool {
-            (budget?.isIdle(at: now) ?? true) && (circuit?.isIdle(at: now) ?? true)
+            (budget?.isIdle(at: now) ?? true) && (circuit?.isIdle(at: now) ?? true) && (limit?.isIdle ?? true)
         }
     }
 
@@ -22,10 +24,29 @@ final class HostPolicies: Sendable {
     struct Admission: Sendable {
         var circuit: CircuitBreakerMachine.Admission
         var now: Duration
+        /// Attempts in flight to the host with this one (0 without an adaptive limit).
+        var inFlight = 0
+    }
+
+    /// An attempt that went: its circuit ticket and when it was sent, to report its outcome.
+    struct Pass: Sendable {
+        var ticket: CircuitBreakerMachine.Ticket
+        var sentAt: Duration
+        var inFlight: Int
+    }
+
+    /// What an attempt's outcome changed.
+    struct Changes: Sendable {
+        var circuit = CircuitBreakerMachine.Transition.none
+        /// The host's new adaptive limit, when it moved.
+        var limit: Int?
     }
 
     private let budget: RetryBudget?
     private let breaker: CircuitBreaker?
+    private let adaptive: AdaptiveConcurrency?
+    /// The most an adaptive limit may reach (`maximumLoadsPerHost`).
+    private let ceiling: Int
     /// Time on the coordinator's clock since a fixed origin (`Moment`'s for the continuous
     /// clock, the table's making for another).
     private let elapsed: @Sendable () -> Duration
@@ -33,11 +54,17 @@ final class HostPolicies: Sendable {
     /// Hosts kept before idle ones are dropped (a process that calls many hosts over its life).
     private static let sweepThreshold = 256
 
-    /// The table, or nil when there is neither a budget nor a circuit to keep.
-    init?(budget: RetryBudget?, breaker: CircuitBreaker?, clock: any Clock<Duration>) {
-        guard budget != nil || breaker != nil else { return nil }
+    /// The table, or nil when there is no budget, circuit or adaptive limit to keep.
+    init?(
+        budget: RetryBudget?, breaker: CircuitBreaker?, adaptive: AdaptiveConcurrency? = nil, ceiling: Int = 0,
+        clock: any Clock<Duration>
+    ) {
+        let adaptive = ceiling > 0 ? adaptive : nil
+        guard budget != nil || breaker != nil || adaptive != nil else { return nil }
         self.budget = budget
         self.breaker = breaker
+        self.adaptive = adaptive
+        self.ceiling = ceiling
         // The continuous clock without the generic reader's witness calls (the usual case).
         if clock is ContinuousClock {
             elapsed = { Moment.now.sinceOrigin }
@@ -53,12 +80,15 @@ final class HostPolicies: Sendable {
 
     /// Whether hosts have circuits.
     var breaks: Bool { breaker != nil }
+    /// Whether outcomes are reported: hosts have circuits or adaptive limits.
+    var watchesOutcomes: Bool { breaker != nil || adaptive != nil }
 
     /// Asks `host`'s circuit whether an attempt may go (`usesCircuit` false: it may), and
     /// counts a load in its retry budget when this is the load's `first` attempt and it goes
     /// (a load an open circuit refused is not one the host was sent).
     func admit(_ host: HostQueue.Host, first: Bool, usesCircuit: Bool) -> Admission {
         let now = elapsed()
+        var inFlight = 0
         let circuit = state.withLock { hosts in
             if hosts[host] == nil, hosts.count >= Self.sweepThreshold {
                 hosts = hosts.filter { entry in
@@ -66,28 +96,35 @@ final class HostPolicies: Sendable {
                     return !entry.isIdle(at: now)
                 }
             }
-            return Self.withEntry(host, in: &hosts, budget: budget, breaker: breaker) { entry in
+            return withEntry(host, in: &hosts) { entry in
                 let admission =
                     usesCircuit ? entry.circuit?.admit(at: now) ?? Self.unbroken : Self.unbroken
-                if first, case .go = admission { entry.budget?.loadSent(at: now) }
+                if case .go = admission {
+                    if first { entry.budget?.loadSent(at: now) }
+                    if usesCircuit, let sent = entry.limit?.sent() { inFlight = sent }
+                }
                 return admission
             }
         }
-        return Admission(circuit: circuit, now: now)
+        return Admission(circuit: circuit, now: now, inFlight: inFlight)
     }
 
     /// What an attempt no circuit watches gets.
     static let unbroken = CircuitBreakerMachine.Admission.go(.init(generation: 0, probe: false))
 
-    /// Tells `host`'s circuit how the attempt admitted with `ticket` ended.
+    /// Tells `host`'s circuit and adaptive limit how the attempt of `pass` ended.
     func record(
-        _ host: HostQueue.Host, _ outcome: CircuitBreakerMachine.Outcome, ticket: CircuitBreakerMachine.Ticket
-    ) -> CircuitBreakerMachine.Transition {
-        guard breaker != nil else { return .none }
+        _ host: HostQueue.Host, _ outcome: CircuitBreakerMachine.Outcome, sample: AdaptiveLimitMachine.Sample,
+        pass: Pass
+    ) -> Changes {
         let now = elapsed()
         return state.withLock { hosts in
-            Self.withEntry(host, in: &hosts, budget: budget, breaker: breaker) { entry in
-                entry.circuit?.record(outcome, ticket, at: now) ?? .none
+            withEntry(host, in: &hosts) { entry in
+                var changes = Changes()
+                changes.circuit = entry.circuit?.record(outcome, pass.ticket, at: now) ?? .none
+                changes.limit = entry.limit?.cameBack(
+                    sample, sentAt: pass.sentAt, inFlightThen: pass.inFlight, at: now)
+                return changes
             }
         }
     }
@@ -97,9 +134,7 @@ final class HostPolicies: Sendable {
         guard budget != nil else { return true }
         let now = elapsed()
         return state.withLock { hosts in
-            Self.withEntry(host, in: &hosts, budget: budget, breaker: breaker) { entry in
-                entry.budget?.retry(at: now) ?? true
-            }
+            withEntry(host, in: &hosts) { entry in entry.budget?.retry(at: now) ?? true }
         }
     }
 
@@ -113,16 +148,21 @@ final class HostPolicies: Sendable {
     /// Hosts with an entry (a test hook).
     var hostCount: Int { state.withLock { $0.count } }
 
+    /// `host`'s adaptive limit now (a test hook; nil: none).
+    func adaptiveLimit(of host: HostQueue.Host) -> Int? { state.withLock { $0[host]?.limit?.wholeLimit } }
+
     /// Runs `body` on `host`'s entry, made when missing, in place.
-    private static func withEntry<T>(
-        _ host: HostQueue.Host, in hosts: inout [HostQueue.Host: Entry], budget: RetryBudget?,
-        breaker: CircuitBreaker?, _ body: (inout Entry) -> T
-    ) -> T {
+    private func withEntry<T>(
+        _ host: HostQueue.Host, in hosts: inout [HostQueue.Host: Entry], _ body: (inout Entry) -> T
+    )
+        -> T
+    {
         body(
             &hosts[
                 host,
                 default: Entry(
-                    budget: budget.map(RetryBudgetMachine.init), circuit: breaker.map(CircuitBreakerMachine.init))
+                    budget: budget.map(RetryBudgetMachine.init), circuit: breaker.map(CircuitBreakerMachine.init),
+                    limit: adaptive.map { AdaptiveLimitMachine($0, ceiling: ceiling) })
             ])
     }
 }

@@ -16,6 +16,8 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     /// leaves `waiters` only, and `next` skips its ticket).
     struct Line: Sendable {
         var running = 0
+        /// This host's own limit (an adaptive one), in place of the queue's.
+        var limit: Int?
         var order: [UInt64] = []
         var head = 0
         var waiters: [UInt64: Waiter] = [:]
@@ -74,6 +76,8 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     /// How many lines there may be before the idle ones are dropped.
     private var dropIdleAt = 64
     private(set) var isShutDown = false
+    /// The limit each new line starts with (an adaptive limit's initial one); nil: the queue's.
+    var initialLineLimit: Int?
 
     /// Takes a place for `host` when one of `limit` is free. Never waits.
     mutating func enterIfRoom(_ host: Host, limit: Int) -> Bool {
@@ -81,10 +85,10 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
         // In place, one lookup: `line` is the dictionary's own slot.
         return { (line: inout Line?) in
             guard let running = line?.running else {
-                line = Line(running: 1)
+                line = Line(running: 1, limit: initialLineLimit)
                 return true
             }
-            guard running < limit else { return false }
+            guard running < line?.limit ?? limit else { return false }
             line?.running = running + 1
             return true
         }(&lines[host])
@@ -111,24 +115,41 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
         nextTicket += 1
         // In place: a copy of the line would copy its waiters.
         return { (line: inout Line) -> Queued in
-            if line.running < limit {
+            if line.running < line.limit ?? limit {
                 line.running += 1
                 return .admitted
             }
             line.append(waiter, ticket: number)
             return .waits(ticket: number)
-        }(&lines[host, default: Line()])
+        }(&lines[host, default: Line(limit: initialLineLimit)])
     }
 
     /// Gives back `host`'s place: returns its oldest waiter, who takes it, if any.
     mutating func leave(_ host: Host) -> Waiter? {
         { (line: inout Line?) -> Waiter? in
             assert(line != nil, "A place given back twice, or never taken.")
-            if let waiter = line?.next() { return waiter }
+            // Over a limit that was lowered, the place goes rather than to a waiter.
+            if let running = line?.running, running <= line?.limit ?? .max, let waiter = line?.next() {
+                return waiter
+            }
             // An idle line stays, until `dropIdleLines`.
             line?.running -= 1
             return nil
         }(&lines[host])
+    }
+
+    /// Sets `host`'s own limit; returns the waiters a higher limit lets in, who take their
+    /// places.
+    mutating func setLimit(_ host: Host, to newLimit: Int) -> [Waiter] {
+        { (line: inout Line) -> [Waiter] in
+            line.limit = max(newLimit, 1)
+            var admitted: [Waiter] = []
+            while line.running < newLimit, let waiter = line.next() {
+                line.running += 1
+                admitted.append(waiter)
+            }
+            return admitted
+        }(&lines[host, default: Line(limit: initialLineLimit)])
     }
 
     /// Takes the waiter holding `ticket` out of `host`'s line, if it still waits.
@@ -151,7 +172,7 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     /// line, with no insertion), one that crawls many does not keep them all; the drops cost
     /// a constant per load, amortized.
     private mutating func dropIdleLines() {
-        lines = lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty }
+        lines = lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty || $0.value.limit != initialLineLimit }
         dropIdleAt = max(64, lines.count * 2)
     }
 
@@ -165,7 +186,10 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     func invariantViolations(limit: Int) -> [String] {
         var violations: [String] = []
         for (host, line) in lines {
-            if line.running > limit { violations.append("\(host): \(line.running) running over the limit \(limit)") }
+            let limit = line.limit ?? limit
+            if line.running > limit, line.limit == nil {
+                violations.append("\(host): \(line.running) running over the limit \(limit)")
+            }
             if line.running < 0 { violations.append("\(host): \(line.running) running") }
             if !line.waiters.isEmpty && line.running < limit {
                 violations.append("\(host): a load waits while a place is free")

@@ -82,10 +82,20 @@ final class HostQueue: Sendable {
     let limit: Int
     private let state = LockedValue(Machine())
 
-    init(limit: Int) {
+    init(limit: Int, initialLineLimit: Int? = nil) {
         precondition(limit > 0, "A host queue needs room for one load at least.")
         self.limit = limit
+        if let initialLineLimit { state.withLock { $0.initialLineLimit = initialLineLimit } }
     }
+
+    /// Sets `host`'s own limit (an adaptive one); waiters a higher limit lets in take their
+    /// places.
+    func setLimit(_ host: Host, to newLimit: Int) {
+        for waiter in state.withLock({ $0.setLimit(host, to: newLimit) }) { waiter.resume(returning: nil) }
+    }
+
+    /// `host`'s limit now (a test hook).
+    func limit(of host: Host) -> Int { state.withLock { $0.lines[host]?.limit ?? $0.initialLineLimit ?? limit } }
 
     /// Takes a place for `host` when one is free. Never waits.
     func enterIfRoom(_ host: Host) -> Bool {

@@ -54,6 +54,12 @@ extension RequestCoordinator {
         /// retries, and get every load's attempts when it comes back. Loads answered by a
         /// ``responder`` never touch a circuit. `nil` turns circuits off.
         public var circuitBreaker: CircuitBreaker? = .default
+        /// A limit on each host's loads at once that follows what the host can take
+        /// (``AdaptiveConcurrency``, AIMD): it grows while attempts come back well and shrinks
+        /// when they fail as an overloaded host does or slow down, within
+        /// ``maximumLoadsPerHost`` (which must not be 0). `nil`, the default, keeps the fixed
+        /// limit.
+        public var adaptiveConcurrency: AdaptiveConcurrency?
         /// The header field that tells the server how long the caller will wait: when set,
         /// each attempt of a load with a deadline (a ``Deadline`` or the ``loadBudget``) carries
         /// the whole milliseconds left until it, so that the next hop can give up on work nobody

@@ -60,9 +60,17 @@ public actor RequestCoordinator {
         self.transport = transport
         transportHonoursCancellation = transport is any HonoursTransferCancellation
         self.configuration = configuration
-        hostQueue = configuration.maximumLoadsPerHost > 0 ? HostQueue(limit: configuration.maximumLoadsPerHost) : nil
+        let ceiling = configuration.maximumLoadsPerHost
+        hostQueue =
+            ceiling > 0
+            ? HostQueue(
+                limit: ceiling,
+                initialLineLimit: configuration.adaptiveConcurrency.map {
+                    AdaptiveLimitMachine($0, ceiling: ceiling).initialLimit
+                }) : nil
         hostPolicies = HostPolicies(
-            budget: configuration.retryBudget, breaker: configuration.circuitBreaker, clock: configuration.clock)
+            budget: configuration.retryBudget, breaker: configuration.circuitBreaker,
+            adaptive: configuration.adaptiveConcurrency, ceiling: ceiling, clock: configuration.clock)
         self.backgroundLogger = backgroundLogger
         let events = self.events
         let metricsFactory = configuration.metricsFactory

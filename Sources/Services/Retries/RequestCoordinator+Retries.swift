@@ -18,10 +18,10 @@ extension RequestCoordinator {
         var attempt = first
         let telemetry = LoadTelemetry.current
         while true {
-            var ticket: CircuitBreakerMachine.Ticket?
+            var pass: HostPolicies.Pass?
             if let hostPolicies {
                 switch admit(attempt, of: transfer, in: hostPolicies, telemetry: telemetry) {
-                case .go(let admitted): ticket = admitted
+                case .go(let admitted): pass = admitted
                 case .refused(let error): return .failure(error)
                 }
             }
@@ -35,7 +35,7 @@ extension RequestCoordinator {
                         receiver: transfer.receiver)
                 }
             switch conclude(
-                sent, outcome: outcome, of: transfer, attempt: attempt, ticket: ticket, telemetry: telemetry)
+                sent, outcome: outcome, of: transfer, attempt: attempt, pass: pass, telemetry: telemetry)
             {
             case .stands:
                 if case .failure = outcome, let deadline = transfer.deadline {
@@ -92,9 +92,9 @@ extension RequestCoordinator {
 
     /// Whether an attempt may go to the host.
     enum AttemptAdmission {
-        /// It goes; its outcome is reported to the host's circuit with this ticket (nil: no
-        /// circuit watches it).
-        case go(CircuitBreakerMachine.Ticket?)
+        /// It goes; its outcome is reported to the host's circuit and adaptive limit with this
+        /// pass (nil: neither watches it).
+        case go(HostPolicies.Pass?)
         /// The host's circuit is open: the load ends with this `circuitOpen`.
         case refused(ServiceError)
     }
@@ -105,16 +105,16 @@ extension RequestCoordinator {
     private nonisolated func admit(
         _ attempt: Int, of transfer: PlannedTransfer, in policies: HostPolicies, telemetry: LoadTelemetry?
     ) -> AttemptAdmission {
-        let usesCircuit = transfer.stub == nil && policies.breaks
-        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: usesCircuit)
+        let watched = transfer.stub == nil && policies.watchesOutcomes
+        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: watched)
         switch admission.circuit {
         case .go(let ticket):
-            guard usesCircuit else { return .go(nil) }
+            guard watched else { return .go(nil) }
             if ticket.probe {
                 telemetry?.span?.attributes["courier.circuit"] = "probe"
                 transfer.logger?.debug("probing an open circuit", metadata: ["courier.host": "\(transfer.host.name)"])
             }
-            return .go(ticket)
+            return .go(HostPolicies.Pass(ticket: ticket, sentAt: admission.now, inFlight: admission.inFlight))
         case .refuse(let until):
             telemetry?.span?.attributes["courier.circuit"] = "open"
             return .refused(.circuitOpen(transfer.host.name, retryAfter: until.map { $0 - admission.now }))
@@ -125,11 +125,11 @@ extension RequestCoordinator {
     @inline(never)
     private nonisolated func conclude(
         _ sent: LoadAttempt, outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer,
-        attempt: Int, ticket: CircuitBreakerMachine.Ticket?, telemetry: LoadTelemetry?
+        attempt: Int, pass: HostPolicies.Pass?, telemetry: LoadTelemetry?
     ) -> RetryDecision {
         sent.end(outcome)
-        if let hostPolicies, let ticket {
-            record(outcome, of: transfer, attempt: attempt, ticket: ticket, in: hostPolicies, telemetry: telemetry)
+        if let hostPolicies, let pass {
+            record(outcome, of: transfer, attempt: attempt, pass: pass, in: hostPolicies, telemetry: telemetry)
         }
         return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
     }
@@ -138,18 +138,31 @@ extension RequestCoordinator {
     /// event, a metric and a debug line.
     private nonisolated func record(
         _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int,
-        ticket: CircuitBreakerMachine.Ticket, in policies: HostPolicies, telemetry: LoadTelemetry?
+        pass: HostPolicies.Pass, in policies: HostPolicies, telemetry: LoadTelemetry?
     ) {
-        let failed: Bool? =
-            switch outcome {
-            case .success(let response): CircuitBreaker.isFailure(status: response.head.status.code, error: nil)
-            case .failure(let error):
+        let status: Int?
+        let failed: Bool?
+        switch outcome {
+        case .success(let response):
+            status = response.head.status.code
+            failed = CircuitBreaker.isFailure(status: status, error: nil)
+        case .failure(let error):
+            status = error.status?.code
+            failed =
                 Self.cutByTheLoad(error, of: transfer, attempt: attempt)
-                    ? nil : CircuitBreaker.isFailure(status: error.status?.code, error: error)
+                ? nil : CircuitBreaker.isFailure(status: status, error: error)
+        }
+        // For the adaptive limit, a 429 says overloaded too (a circuit leaves it to Retry-After).
+        let sample: AdaptiveLimitMachine.Sample =
+            switch failed {
+            case nil: .ignored
+            case true?: .overloaded
+            case false?: status == 429 ? .overloaded : .success
             }
-        let transition = policies.record(
-            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, ticket: ticket)
-        switch transition {
+        let changes = policies.record(
+            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, sample: sample, pass: pass)
+        if let limit = changes.limit { limitChanged(transfer, to: limit, telemetry: telemetry) }
+        switch changes.circuit {
         case .none:
             return
         case .opened(let coolDown):
@@ -163,6 +176,16 @@ extension RequestCoordinator {
             telemetry?.metrics?.circuit(state: "closed")
             transfer.logger?.debug("circuit closed", metadata: ["courier.host": "\(transfer.host.name)"])
         }
+    }
+
+    /// Hands `transfer`'s host's new adaptive limit to the host queue, and reports it: an
+    /// event, a gauge and a debug line.
+    private nonisolated func limitChanged(_ transfer: PlannedTransfer, to limit: Int, telemetry: LoadTelemetry?) {
+        hostQueue?.setLimit(transfer.host, to: limit)
+        events.emit(transfer.id, .limitChanged(host: transfer.host.name, limit: limit))
+        telemetry?.metrics?.hostLimit(limit, host: transfer.host.name)
+        transfer.logger?.trace(
+            "adaptive limit moved", metadata: ["courier.host": "\(transfer.host.name)", "courier.limit": "\(limit)"])
     }
 
     /// Whether `error` is a timeout the load brought on itself rather than the host: its

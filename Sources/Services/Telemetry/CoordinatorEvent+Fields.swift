@@ -29,6 +29,9 @@ extension CoordinatorEvent.Kind {
         public static let circuitOpened = Name("circuitOpened")
         /// Its probe closed its host's circuit (`host`).
         public static let circuitClosed = Name("circuitClosed")
+        /// Its attempt moved its host's adaptive limit (`host`, `limit`). See
+        /// ``AdaptiveConcurrency``.
+        public static let limitChanged = Name("limitChanged")
         /// It ended with a response (`status`, `metrics`, `duration`).
         public static let finished = Name("finished")
         /// It failed (`errorCode`, `status` when there was one, `duration`).
@@ -73,12 +76,18 @@ extension CoordinatorEvent.Kind {
         }
     }
 
-    /// The host, as `scheme://authority` (`circuitOpened`, `circuitClosed`).
+    /// The host, as `scheme://authority` (`circuitOpened`, `circuitClosed`, `limitChanged`).
     public var host: String? {
         switch base {
-        case .circuitOpened(let host, _), .circuitClosed(let host): host
+        case .circuitOpened(let host, _), .circuitClosed(let host), .limitChanged(let host, _): host
         default: nil
         }
+    }
+
+    /// The host's new adaptive limit (`limitChanged`).
+    public var limit: Int? {
+        if case .limitChanged(_, let limit) = base { return limit }
+        return nil
     }
 
     /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`); why it is not:

@@ -23,6 +23,7 @@ extension CoordinatorEvent {
             case replayed
             case circuitOpened(host: String, coolDown: Duration)
             case circuitClosed(host: String)
+            case limitChanged(host: String, limit: Int)
             case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
             case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
             case cache(CacheEvent)
@@ -59,6 +60,10 @@ extension CoordinatorEvent {
         }
         /// This load's probe closed `host`'s circuit.
         package static func circuitClosed(host: String) -> Kind { Kind(.circuitClosed(host: host)) }
+        /// `host`'s adaptive limit moved to `limit` when this load's attempt came back.
+        package static func limitChanged(host: String, limit: Int) -> Kind {
+            Kind(.limitChanged(host: host, limit: limit))
+        }
         /// The load delivered a value: status, curl's timings and the time since it began.
         package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind
         {
@@ -83,6 +88,7 @@ extension CoordinatorEvent {
             case .replayed: .replayed
             case .circuitOpened: .circuitOpened
             case .circuitClosed: .circuitClosed
+            case .limitChanged: .limitChanged
             case .finished: .finished
             case .failed: .failed
             case .cache: .cache

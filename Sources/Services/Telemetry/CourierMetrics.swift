@@ -13,6 +13,8 @@ internal import Metrics
 /// - `courier.circuit.transitions` (counter): hosts' circuits that opened or closed
 ///   (``CircuitBreaker``), by `state` (`open` or `closed`); loads refused by an open circuit
 ///   show in `courier.requests` with `error` `circuitOpen`.
+/// - `courier.host.limit` (gauge): a host's adaptive limit (``AdaptiveConcurrency``) each time
+///   it moves, by `host` (`scheme://authority`).
 /// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
@@ -26,6 +28,7 @@ struct CourierMetrics: Sendable {
     static let retries = "courier.retries"
     static let retriesRefused = "courier.retries.refused"
     static let circuitTransitions = "courier.circuit.transitions"
+    static let hostLimit = "courier.host.limit"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
@@ -82,6 +85,11 @@ struct CourierMetrics: Sendable {
     /// Records a circuit that opened or closed.
     func circuit(state: String) {
         Counter(label: Self.circuitTransitions, dimensions: [("state", state)], factory: factory).increment()
+    }
+
+    /// Records `host`'s adaptive limit.
+    func hostLimit(_ limit: Int, host: String) {
+        Gauge(label: Self.hostLimit, dimensions: [("host", host)], factory: factory).record(limit)
     }
 
     /// Records one resent attempt.

@@ -1,0 +1,234 @@
+import CourierCore
+import CourierTestServer
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import CourierServices
+
+/// The adaptive limit alone, on made-up times.
+@Suite struct AdaptiveLimitMachineTests {
+    typealias Machine = AdaptiveLimitMachine
+
+    /// `count` attempts sent, all in flight: the in-flight count each was sent with.
+    @discardableResult
+    static func send(_ machine: inout Machine, _ count: Int) -> [Int] {
+        (0..<count).map { _ in machine.sent() }
+    }
+
+    /// Round trips of a host that answers well: the limit's worth of attempts out, all back
+    /// 10 ms later. Returns the limit after each.
+    static func roundTrips(_ machine: inout Machine, _ count: Int, from start: Duration) -> [Int] {
+        var now = start
+        return (0..<count).map { _ in
+            for inFlight in Self.send(&machine, machine.wholeLimit) {
+                _ = machine.cameBack(.success, sentAt: now, inFlightThen: inFlight, at: now + .milliseconds(10))
+            }
+            now += .milliseconds(10)
+            return machine.wholeLimit
+        }
+    }
+
+    /// Until the first cut, each good attempt sent with half the limit in flight adds one.
+    @Test func slowStartNearlyDoublesTheLimitPerRoundTrip() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 4), ceiling: 256)
+        #expect(Self.roundTrips(&machine, 3, from: .zero) == [7, 11, 17])
+        #expect(machine.slowStart && machine.inFlight == 0)
+    }
+
+    /// After a cut, each such attempt adds 1/limit: about one more every one or two round
+    /// trips, never more than one per round trip.
+    @Test func afterACutMoreRoomComesSlowly() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 4), ceiling: 256)
+        machine.sent()
+        #expect(machine.cameBack(.overloaded, sentAt: .zero, inFlightThen: 1, at: .milliseconds(5)) == 3)
+        #expect(!machine.slowStart, "a cut ends slow start")
+        let limits = Self.roundTrips(&machine, 8, from: .milliseconds(10))
+        #expect(limits == [4, 4, 5, 5, 6, 6, 7, 7])
+        #expect(machine.inFlight == 0)
+    }
+
+    @Test func aHostUsedBelowHalfItsLimitKeepsIt() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 16), ceiling: 256)
+        for step in 0..<100 {
+            let inFlight = machine.sent()
+            let sent = Duration.milliseconds(step * 10)
+            #expect(
+                machine.cameBack(.success, sentAt: sent, inFlightThen: inFlight, at: sent + .milliseconds(5)) == nil)
+        }
+        #expect(machine.wholeLimit == 16)
+    }
+
+    /// An overloaded host cuts the limit by the backoff, once per round trip: the attempts sent
+    /// before the cut, coming back failed too, do not cut it again.
+    @Test func overloadCutsOncePerRoundTrip() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 10, backoff: 0.9), ceiling: 256)
+        Self.send(&machine, 10)
+        #expect(machine.cameBack(.overloaded, sentAt: .zero, inFlightThen: 1, at: .milliseconds(50)) == 9)
+        for _ in 0..<9 {
+            #expect(machine.cameBack(.overloaded, sentAt: .zero, inFlightThen: 1, at: .milliseconds(60)) == nil)
+        }
+        machine.sent()
+        // Sent after the cut: 9 × 0.9 = 8.1.
+        #expect(machine.cameBack(.overloaded, sentAt: .milliseconds(70), inFlightThen: 1, at: .milliseconds(90)) == 8)
+    }
+
+    /// An attempt much slower than the fastest recent one is a sign of overload too; a little
+    /// slower is not.
+    @Test func aSlowAnswerCutsTheLimit() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 10, latencyTolerance: 2), ceiling: 256)
+        machine.sent()
+        _ = machine.cameBack(.success, sentAt: .zero, inFlightThen: 1, at: .milliseconds(10))
+        machine.sent()
+        let tolerated = machine.cameBack(.success, sentAt: .milliseconds(20), inFlightThen: 1, at: .milliseconds(39))
+        #expect(tolerated == nil, "1.9x")
+        machine.sent()
+        let cut = machine.cameBack(.success, sentAt: .milliseconds(40), inFlightThen: 1, at: .milliseconds(71))
+        #expect(cut == 9, "3.1x")
+    }
+
+    /// A 2 ms excess at least: a loopback's 100 µs answers jitter by more than twice.
+    @Test func jitterOnAFastHostIsNotOverload() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 10), ceiling: 256)
+        machine.sent()
+        _ = machine.cameBack(.success, sentAt: .zero, inFlightThen: 1, at: .microseconds(100))
+        machine.sent()
+        #expect(machine.cameBack(.success, sentAt: .milliseconds(1), inFlightThen: 1, at: .microseconds(1_900)) == nil)
+    }
+
+    @Test func theLimitStaysBetweenItsFloorAndTheCeiling() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 4, minimumLimit: 2, backoff: 0.5), ceiling: 5)
+        var now = Duration.zero
+        for _ in 0..<10 {
+            machine.sent()
+            now += .seconds(1)
+            _ = machine.cameBack(.overloaded, sentAt: now, inFlightThen: 1, at: now + .milliseconds(1))
+        }
+        #expect(machine.wholeLimit == 2)
+        for _ in 0..<200 {
+            for inFlight in Self.send(&machine, 5) {
+                _ = machine.cameBack(.success, sentAt: now, inFlightThen: inFlight, at: now + .milliseconds(1))
+            }
+        }
+        #expect(machine.wholeLimit == 5)
+    }
+
+    @Test func ignoredOutcomesMoveNothing() {
+        var machine = Machine(AdaptiveConcurrency(initialLimit: 8), ceiling: 256)
+        Self.send(&machine, 8)
+        for _ in 0..<8 { #expect(machine.cameBack(.ignored, sentAt: .zero, inFlightThen: 1, at: .seconds(5)) == nil) }
+        #expect(machine.wholeLimit == 8 && machine.inFlight == 0 && machine.isIdle)
+    }
+}
+
+/// The host queue with a limit of its own per host.
+@Suite struct HostQueueLimitTests {
+    typealias Machine = HostQueueMachine<String, Int>
+
+    static func take<T>(_ value: T) -> T { value }
+
+    @Test func aRaisedLimitLetsWaitersIn() {
+        var machine = Machine()
+        machine.initialLineLimit = 1
+        #expect(Self.take(machine.enterIfRoom("a", limit: 256)))
+        let waiting = (1...3).map {
+            machine.queue($0, for: "a", limit: 256, taskIsCancelled: false, deadlinePassed: false)
+        }
+        #expect(waiting.allSatisfy { if case .waits = $0 { true } else { false } })
+        let admitted = machine.setLimit("a", to: 3)
+        #expect(admitted == [1, 2])
+        #expect(machine.lines["a"]?.running == 3)
+        #expect(machine.invariantViolations(limit: 256).isEmpty)
+    }
+
+    @Test func overALoweredLimitAPlaceGoesRatherThanToAWaiter() {
+        var machine = Machine()
+        machine.initialLineLimit = 3
+        for _ in 0..<3 { #expect(Self.take(machine.enterIfRoom("a", limit: 256))) }
+        _ = machine.queue(1, for: "a", limit: 256, taskIsCancelled: false, deadlinePassed: false)
+        let admitted = machine.setLimit("a", to: 2)
+        #expect(admitted.isEmpty)
+        let first = machine.leave("a")
+        #expect(first == nil, "3 running over a limit of 2: the place goes")
+        let second = machine.leave("a")
+        #expect(second == 1, "2 running: the waiter takes the place")
+        #expect(machine.lines["a"]?.running == 2)
+    }
+}
+
+/// Adaptive limits under a coordinator, against an upstream whose answers slow down with the
+/// loads it has at once.
+@Suite struct AdaptiveConcurrencyLoadTests {
+    struct Item: Resource {
+        typealias Response = Data
+        let id: Int
+        var endpoint: Endpoint { Endpoint("https://api.example.com", path: "/item/\(id)") }
+        var cachePolicy: CachePolicy { .networkOnly }
+    }
+
+    /// Answers in 2 ms with up to 4 at once, and in 2 ms × (at once / 4)² past that.
+    static func congestedUpstream() -> (MockTransport, LockedValue<(now: Int, peak: Int)>) {
+        let mock = MockTransport()
+        let load = LockedValue((now: 0, peak: 0))
+        mock.respond(to: .get, "/item/*") { _, _ in
+            let atOnce = load.withLock { load in
+                load.now += 1
+                load.peak = max(load.peak, load.now)
+                return load.now
+            }
+            let factor = max(1, Double(atOnce) / 4)
+            try await Task.sleep(for: .milliseconds(2) * (factor * factor))
+            load.withLock { $0.now -= 1 }
+            return .json("{}")
+        }
+        return (mock, load)
+    }
+
+    static func run(_ coordinator: RequestCoordinator, loads: Int, callers: Int) async {
+        let next = LockedValue(0)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<callers {
+                group.addTask {
+                    while true {
+                        let id = next.withLock { value in
+                            defer { value += 1 }
+                            return value
+                        }
+                        guard id < loads else { return }
+                        _ = try? await Item(id: id).load(using: coordinator)
+                    }
+                }
+            }
+        }
+    }
+
+    /// 64 callers at once: with the fixed limit the upstream has 64 at once; with an adaptive
+    /// one, the limit settles where its answers stay near their unloaded time.
+    @Test func theLimitFallsToWhatTheUpstreamTakes() async throws {
+        let (fixedMock, fixedLoad) = Self.congestedUpstream()
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = nil
+        let fixed = RequestCoordinator(transport: fixedMock, configuration: configuration)
+        await Self.run(fixed, loads: 200, callers: 64)
+        await fixed.shutdown()
+        #expect(fixedLoad.withLock { $0.peak } >= 32, "the fixed limit lets them all through")
+
+        let (mock, load) = Self.congestedUpstream()
+        configuration.adaptiveConcurrency = AdaptiveConcurrency()
+        let adaptive = RequestCoordinator(transport: mock, configuration: configuration)
+        let events = adaptive.events(bufferingNewest: 10_000)
+        await Self.run(adaptive, loads: 600, callers: 64)
+        let host = HostQueue.Host(HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/"))
+        let limit = try #require(adaptive.hostPolicies?.adaptiveLimit(of: host))
+        // Past 5 at once the answers take over twice the unloaded time: the limit settles near
+        // there (bounds loose enough for a sanitizer's slow run).
+        #expect(limit < 16, "the limit settled low: \(limit)")
+        #expect(adaptive.hostQueue?.limit(of: host) == limit, "the host queue enforces it")
+        #expect(load.withLock { $0.peak } < 32, "the upstream never had the 64 callers at once")
+        #expect(mock.requestCount == 600, "every load was sent")
+        await adaptive.shutdown()
+        var moves: [Int] = []
+        for await event in events where event.kind.name == .limitChanged { moves.append(event.kind.limit ?? -1) }
+        #expect(moves.last == limit)
+    }
+}
