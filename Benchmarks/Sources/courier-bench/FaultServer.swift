@@ -18,29 +18,11 @@ final class FaultServer: Sendable {
     init(seed: UInt64) throws {
         self.seed = seed
         payloads = try SoakPayloads.make()
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard listener >= 0, bound, listen(listener, 4096) == 0 else { throw BenchError("fault server: cannot listen") }
+        listener = try LoopbackServer.listen("fault server")
     }
 
     /// The port the kernel gave the listening socket.
-    var port: Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    var port: Int { LoopbackServer.port(of: listener) }
 
     var snapshot: FaultServerCounts {
         var snapshot = counts.withLock { $0 }
@@ -50,19 +32,9 @@ final class FaultServer: Sendable {
 
     /// Accepts connections on a thread of its own, each served on a new thread.
     func start() {
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(listener, nil, nil)
-                if connection < 0 {
-                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE { continue }
-                    return
-                }
-                var yes: Int32 = 1
-                setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-                counts.withLock { $0.connections += 1 }
-                Thread.detachNewThread { [self] in serve(connection) }
-            }
-        }
+        LoopbackServer.accept(
+            on: listener, accepted: { [self] in counts.withLock { $0.connections += 1 } },
+            serve: { [self] connection in serve(connection) })
     }
 
     /// Reads requests on one connection until the peer closes it or a fault ends it.

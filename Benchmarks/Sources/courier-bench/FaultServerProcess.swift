@@ -20,26 +20,8 @@ final class FaultServerProcess {
     }
 
     static func start(seed: UInt64) throws -> FaultServerProcess {
-        let process = Process()
-        let input = Pipe()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
-        process.arguments = ["--fault-server", "\(seed)"]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw BenchError("the fault server did not start: \(text)")
-        }
-        return FaultServerProcess(port: port, process: process, input: input, output: output)
+        let child = try LoopbackServer.startChild(["--fault-server", "\(seed)"], name: "the fault server")
+        return FaultServerProcess(port: child.port, process: child.process, input: child.input, output: child.output)
     }
 
     /// Closes the server's input, waits for it to exit and returns what it counted.

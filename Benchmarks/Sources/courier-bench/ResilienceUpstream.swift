@@ -25,42 +25,13 @@ final class ResilienceUpstream: Sendable {
     }
 
     init() throws {
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard listener >= 0, bound, listen(listener, 4096) == 0 else { throw BenchError("upstream: cannot listen") }
+        listener = try LoopbackServer.listen("upstream")
     }
 
-    var port: Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    var port: Int { LoopbackServer.port(of: listener) }
 
     func start() {
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(listener, nil, nil)
-                if connection < 0 {
-                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE { continue }
-                    return
-                }
-                var yes: Int32 = 1
-                setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-                Thread.detachNewThread { [self] in serve(connection) }
-            }
-        }
+        LoopbackServer.accept(on: listener) { [self] connection in serve(connection) }
     }
 
     private func serve(_ connection: Int32) {
@@ -170,26 +141,10 @@ final class ResilienceUpstreamProcess: @unchecked Sendable {
     var base: String { "http://127.0.0.1:\(port)" }
 
     init() throws {
-        process = Process()
-        input = Pipe()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
-        process.arguments = ["--resilience-upstream"]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("port "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw BenchError("the resilience upstream did not start: \(text)")
-        }
-        self.port = port
+        let child = try LoopbackServer.startChild(["--resilience-upstream"], name: "the resilience upstream")
+        process = child.process
+        input = child.input
+        port = child.port
     }
 
     func stop() {

@@ -2,16 +2,20 @@
 /// model of TCP's congestion window and of Netflix's concurrency-limits), in place of the fixed
 /// ``RequestCoordinator/Configuration/maximumLoadsPerHost``. Opt-in.
 ///
-/// Each host starts at ``initialLimit``, low, so that the fastest answers it sees are those of
-/// a host not yet loaded (the baseline the others are judged by). Until the limit is first
-/// cut, every attempt that comes back well, sent while the host had at least half its limit in
-/// flight, adds one to it (it doubles per round trip, as TCP's slow start); after, 1/limit
-/// (about one more every one or two round trips of a busy host). An attempt that failed as an overloaded host fails (a timeout, a
-/// dropped connection, a 502, 503 or 504, a 429) or came back slower than ``latencyTolerance``
-/// times the fastest recent one cuts the limit by ``backoff``, once per round trip (the attempts
-/// sent before the last cut do not cut it again). The limit stays within ``minimumLimit`` and
-/// the coordinator's `maximumLoadsPerHost`. Loads past it wait for their turn, as with the
-/// fixed limit.
+/// Each host starts at ``initialLimit``, low, so that its first answers come from a host not
+/// yet loaded: the fastest plain answers (a 2xx other than 304, over an open connection)
+/// of attempts sent with no more than the initial limit in flight make the baseline, over
+/// ``latencyWindow`` and the one before. Until the limit is first cut, every answer to an
+/// attempt sent while at least half the limit was in flight adds one to it (it doubles per
+/// round trip, as TCP's slow start); after, 1/limit (about one more every one or two round
+/// trips of a busy host). An attempt that fails as an overloaded host fails (no connection, a
+/// timeout, a dropped connection, a 429, 502, 503 or 504), or a plain answer slower than
+/// ``latencyTolerance`` times the baseline, cuts the limit by ``backoff``, once per round trip
+/// (the attempts sent before the last cut do not cut it again). Streams and downloads, whose
+/// attempts last as long as their bodies, are not counted. The limit stays within
+/// ``minimumLimit`` and the coordinator's `maximumLoadsPerHost`. Loads that go straight to the
+/// network wait for their turn past it, as with the fixed limit (loads that read the cache
+/// first, and a decorator's own loads, never wait).
 ///
 /// ```swift
 /// var configuration = RequestCoordinator.Configuration()
@@ -28,11 +32,12 @@ public struct AdaptiveConcurrency: Sendable, Hashable {
     /// The share of the limit kept when it is cut (0.9: a tenth off).
     public var backoff: Double
     /// How long the fastest attempt is remembered as the host's unloaded latency (the
-    /// fastest of this window and the one before).
+    /// fastest of this window and the one before; a host always busier than the initial limit
+    /// keeps its last baseline).
     public var latencyWindow: Duration
 
-    /// An adaptive limit; the defaults: from 4, at least 1, slow past twice the fastest, a
-    /// tenth off per cut, the fastest over 10 to 20 seconds.
+    /// An adaptive limit; the defaults: from 4, at least 1, slow past twice the baseline, a
+    /// tenth off per cut, windows of 10 seconds.
     public init(
         initialLimit: Int = 4, minimumLimit: Int = 1, latencyTolerance: Double = 2, backoff: Double = 0.9,
         latencyWindow: Duration = .seconds(10)

@@ -27,17 +27,30 @@ struct AdaptiveLimitMachine: Sendable {
 
     /// How an attempt came back.
     enum Sample: Sendable {
-        case success
-        /// A sign of overload: a timeout, a dropped connection, a 429, 502, 503 or 504.
+        /// An answer whose time says how loaded the host is: a 2xx other than 304, over a
+        /// connection already open, without a redirect.
+        case timed
+        /// Another answer (a 304, a 404, a new connection's handshake, a redirect): the host is
+        /// not overloaded, but its time measures something else.
+        case answered
+        /// A sign of overload: no connection, a timeout, a dropped connection, a 429, 502, 503
+        /// or 504.
         case overloaded
-        /// It says nothing (cancelled, not sent, another failure).
+        /// It says nothing (cancelled, not sent, cut by its own deadline).
         case ignored
     }
+
+    /// Bumped at each change of the whole limit, so that the host queue applies changes
+    /// handed over out of order only when newer.
+    private(set) var version: UInt64 = 0
+    /// The floor, within the ceiling.
+    private let minimumLimit: Int
 
     init(_ settings: AdaptiveConcurrency, ceiling: Int) {
         self.settings = settings
         self.ceiling = max(ceiling, 1)
-        initialLimit = min(max(settings.initialLimit, settings.minimumLimit), self.ceiling)
+        minimumLimit = min(max(settings.minimumLimit, 1), self.ceiling)
+        initialLimit = min(max(settings.initialLimit, minimumLimit), self.ceiling)
         limit = Double(initialLimit)
     }
 
@@ -61,9 +74,9 @@ struct AdaptiveLimitMachine: Sendable {
         switch sample {
         case .ignored:
             return nil
-        case .success:
-            let baseline = remember(latency, at: now)
-            if latency > slowThreshold(baseline) {
+        case .timed, .answered:
+            let baseline = sample == .timed ? remember(latency, inFlightThen: inFlightThen, at: now) : nil
+            if let baseline, latency > slowThreshold(baseline) {
                 cut(sentAt: sentAt, at: now)
             } else if Double(inFlightThen) * 2 >= limit {
                 limit = min(limit + (slowStart ? 1 : 1 / limit), Double(ceiling))
@@ -71,7 +84,9 @@ struct AdaptiveLimitMachine: Sendable {
         case .overloaded:
             cut(sentAt: sentAt, at: now)
         }
-        return wholeLimit == before ? nil : wholeLimit
+        guard wholeLimit != before else { return nil }
+        version += 1
+        return wholeLimit
     }
 
     /// Past this, an attempt is slow: the tolerance times the baseline, and 2 ms more at least.
@@ -82,24 +97,33 @@ struct AdaptiveLimitMachine: Sendable {
     /// Cuts the limit, unless the attempt was sent before the last cut (one cut per round trip).
     private mutating func cut(sentAt: Duration, at now: Duration) {
         if let lastCut, sentAt < lastCut { return }
-        limit = max(limit * settings.backoff, Double(settings.minimumLimit))
+        limit = max(limit * settings.backoff, Double(minimumLimit))
         lastCut = now
         slowStart = false
     }
 
-    /// Takes `latency` into the windows; returns the baseline (the fastest of both windows).
-    private mutating func remember(_ latency: Duration, at now: Duration) -> Duration {
-        if let start = windowStart, now - start >= settings.latencyWindow {
-            fastestBefore = fastest
-            fastest = nil
-            windowStart = now
-        } else if windowStart == nil {
-            windowStart = now
+    /// Takes `latency` into the windows when its attempt was sent with no more than the
+    /// initial limit in flight (a host under little load: under more, its time is partly
+    /// queueing, and a baseline taken there would creep up with the load); returns the
+    /// baseline, the fastest of the current and the last window (nil before any such sample).
+    /// The windows move only with such samples: a host always busy keeps its last baseline.
+    private mutating func remember(_ latency: Duration, inFlightThen: Int, at now: Duration) -> Duration? {
+        if inFlightThen <= initialLimit {
+            if let start = windowStart, now - start >= settings.latencyWindow {
+                // After a gap of two windows or more, the last window is as old as the rest.
+                fastestBefore = now - start >= settings.latencyWindow * 2 ? nil : fastest
+                fastest = nil
+                windowStart = now
+            } else if windowStart == nil {
+                windowStart = now
+            }
+            fastest = min(fastest ?? latency, latency)
         }
-        fastest = min(fastest ?? latency, latency)
-        return min(fastest!, fastestBefore ?? fastest!)
+        guard let fastest else { return fastestBefore }
+        return min(fastest, fastestBefore ?? fastest)
     }
 
-    /// Whether nothing is in flight and the limit is where it starts (the entry can go).
-    var isIdle: Bool { inFlight == 0 && wholeLimit == initialLimit }
+    /// Whether nothing is in flight (the entry can go when the table is swept: the host starts
+    /// over from the initial limit, which errs on the safe side).
+    var isIdle: Bool { inFlight == 0 }
 }

@@ -6,8 +6,9 @@ internal import CourierCore
 /// limit (``AdaptiveLimitMachine``, whose changes the coordinator hands to ``HostQueue``).
 ///
 /// One table for both, so that an attempt costs one lock and one look-up before it goes and one
-/// after: ``admit(_:first:usesCircuit:)`` asks the circuit and counts a load's first attempt in
-/// the budget, ``record(_:_:ticket:)`` tells the circuit how the attempt ended. A retry adds one
+/// after: ``admit(_:first:usesCircuit:timesLimit:)`` asks the circuit and counts a load's first
+/// attempt in the budget, ``record(_:_:sample:pass:)`` tells the circuit and the adaptive limit
+/// how the attempt ended. A retry adds one
 /// of each (``refuses(_:after:)``, ``retry(to:)``).
 final class HostPolicies: Sendable {
     struct Entry: Sendable {
@@ -24,22 +25,25 @@ final class HostPolicies: Sendable {
     struct Admission: Sendable {
         var circuit: CircuitBreakerMachine.Admission
         var now: Duration
-        /// Attempts in flight to the host with this one (0 without an adaptive limit).
-        var inFlight = 0
+        /// Attempts in flight to the host with this one (nil: the adaptive limit does not count it).
+        var inFlight: Int?
     }
 
     /// An attempt that went: its circuit ticket and when it was sent, to report its outcome.
     struct Pass: Sendable {
         var ticket: CircuitBreakerMachine.Ticket
         var sentAt: Duration
-        var inFlight: Int
+        /// Attempts in flight with it, counted by the adaptive limit; nil when the limit does
+        /// not count it (a stream or download, whose time is its body's).
+        var inFlight: Int?
     }
 
     /// What an attempt's outcome changed.
     struct Changes: Sendable {
         var circuit = CircuitBreakerMachine.Transition.none
-        /// The host's new adaptive limit, when it moved.
+        /// The host's new adaptive limit, when it moved, and its version.
         var limit: Int?
+        var limitVersion: UInt64 = 0
     }
 
     private let budget: RetryBudget?
@@ -85,10 +89,11 @@ final class HostPolicies: Sendable {
 
     /// Asks `host`'s circuit whether an attempt may go (`usesCircuit` false: it may), and
     /// counts a load in its retry budget when this is the load's `first` attempt and it goes
-    /// (a load an open circuit refused is not one the host was sent).
-    func admit(_ host: HostQueue.Host, first: Bool, usesCircuit: Bool) -> Admission {
+    /// (a load an open circuit refused is not one the host was sent); counts it in flight for
+    /// the adaptive limit when `timesLimit`.
+    func admit(_ host: HostQueue.Host, first: Bool, usesCircuit: Bool, timesLimit: Bool) -> Admission {
         let now = elapsed()
-        var inFlight = 0
+        var inFlight: Int?
         let circuit = state.withLock { hosts in
             if hosts[host] == nil, hosts.count >= Self.sweepThreshold {
                 hosts = hosts.filter { entry in
@@ -101,7 +106,7 @@ final class HostPolicies: Sendable {
                     usesCircuit ? entry.circuit?.admit(at: now) ?? Self.unbroken : Self.unbroken
                 if case .go = admission {
                     if first { entry.budget?.loadSent(at: now) }
-                    if usesCircuit, let sent = entry.limit?.sent() { inFlight = sent }
+                    if usesCircuit, timesLimit, let sent = entry.limit?.sent() { inFlight = sent }
                 }
                 return admission
             }
@@ -122,8 +127,13 @@ final class HostPolicies: Sendable {
             withEntry(host, in: &hosts) { entry in
                 var changes = Changes()
                 changes.circuit = entry.circuit?.record(outcome, pass.ticket, at: now) ?? .none
-                changes.limit = entry.limit?.cameBack(
-                    sample, sentAt: pass.sentAt, inFlightThen: pass.inFlight, at: now)
+                if let inFlight = pass.inFlight,
+                    let limit = entry.limit?.cameBack(
+                        sample, sentAt: pass.sentAt, inFlightThen: inFlight, at: now)
+                {
+                    changes.limit = limit
+                    changes.limitVersion = entry.limit?.version ?? 0
+                }
                 return changes
             }
         }

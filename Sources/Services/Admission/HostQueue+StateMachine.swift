@@ -16,8 +16,10 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     /// leaves `waiters` only, and `next` skips its ticket).
     struct Line: Sendable {
         var running = 0
-        /// This host's own limit (an adaptive one), in place of the queue's.
+        /// This host's own limit (an adaptive one), in place of the queue's, and the version
+        /// it came with (a change handed over late, after a newer one, is ignored).
         var limit: Int?
+        var limitVersion: UInt64 = 0
         var order: [UInt64] = []
         var head = 0
         var waiters: [UInt64: Waiter] = [:]
@@ -140,8 +142,10 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
 
     /// Sets `host`'s own limit; returns the waiters a higher limit lets in, who take their
     /// places.
-    mutating func setLimit(_ host: Host, to newLimit: Int) -> [Waiter] {
+    mutating func setLimit(_ host: Host, to newLimit: Int, version: UInt64 = .max) -> [Waiter] {
         { (line: inout Line) -> [Waiter] in
+            guard version == .max || version > line.limitVersion else { return [] }
+            if version != .max { line.limitVersion = version }
             line.limit = max(newLimit, 1)
             var admitted: [Waiter] = []
             while line.running < newLimit, let waiter = line.next() {
@@ -172,7 +176,9 @@ struct HostQueueMachine<Host: Hashable & Sendable, Waiter: Sendable>: Sendable {
     /// line, with no insertion), one that crawls many does not keep them all; the drops cost
     /// a constant per load, amortized.
     private mutating func dropIdleLines() {
-        lines = lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty || $0.value.limit != initialLineLimit }
+        // A dropped line's own limit goes with it: the next load starts from the initial one
+        // until the host's next change, erring on the safe side.
+        lines = lines.filter { $0.value.running > 0 || !$0.value.waiters.isEmpty }
         dropIdleAt = max(64, lines.count * 2)
     }
 

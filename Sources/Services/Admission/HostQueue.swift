@@ -90,8 +90,10 @@ final class HostQueue: Sendable {
 
     /// Sets `host`'s own limit (an adaptive one); waiters a higher limit lets in take their
     /// places.
-    func setLimit(_ host: Host, to newLimit: Int) {
-        for waiter in state.withLock({ $0.setLimit(host, to: newLimit) }) { waiter.resume(returning: nil) }
+    func setLimit(_ host: Host, to newLimit: Int, version: UInt64 = .max) {
+        for waiter in state.withLock({ $0.setLimit(host, to: newLimit, version: version) }) {
+            waiter.resume(returning: nil)
+        }
     }
 
     /// `host`'s limit now (a test hook).

@@ -10,8 +10,6 @@
 /// Pure and synchronous: ``HostPolicies`` keeps one per host under a lock, performs what its
 /// transitions say (events, metrics), and its tests drive it with made-up times.
 struct CircuitBreakerMachine: Sendable {
-    static let bucketCount = 10
-
     enum State: Sendable, Equatable {
         /// Attempts go through; `consecutive` failed in a row.
         case closed(consecutive: Int)
@@ -57,20 +55,15 @@ struct CircuitBreakerMachine: Sendable {
     let breaker: CircuitBreaker
     private(set) var state = State.closed(consecutive: 0)
     private(set) var generation: UInt32 = 0
-    private let bucketLength: Duration
     /// How long a probe may stay out before it counts as failed (a host that accepts
     /// connections and never answers would otherwise hold the place for good).
     let probeTimeout: Duration
-    /// Attempts and failures per bucket over the window, a ring indexed by the bucket's
-    /// number modulo the count.
-    private var attempts = [Int](repeating: 0, count: bucketCount)
-    private var failures = [Int](repeating: 0, count: bucketCount)
-    private var newest: Int64 = 0
+    /// Attempts (first) and failures (second) over the window, for the failure rate.
+    private var counts: WindowCounts
 
     init(_ breaker: CircuitBreaker) {
         self.breaker = breaker
-        // The public fields may have been set past `init`'s bounds.
-        bucketLength = max(breaker.window, .milliseconds(10)) / Self.bucketCount
+        counts = WindowCounts(window: breaker.window)
         probeTimeout = max(breaker.coolDown, .seconds(10))
     }
 
@@ -122,7 +115,7 @@ struct CircuitBreakerMachine: Sendable {
             case .failure:
                 count(failed: true, at: now)
                 let inARow = consecutive + 1
-                guard inARow >= breaker.consecutiveFailures || rateExceeded() else {
+                guard inARow >= breaker.consecutiveFailures || rateExceeded(at: now) else {
                     state = .closed(consecutive: inARow)
                     return .none
                 }
@@ -144,7 +137,7 @@ struct CircuitBreakerMachine: Sendable {
                     return .none
                 }
                 enter(.closed(consecutive: 0))
-                clearWindow()
+                counts.clear()
                 return .closed
             case .failure:
                 return open(for: min(coolDown * 2, maximumCoolDown), at: now)
@@ -155,8 +148,7 @@ struct CircuitBreakerMachine: Sendable {
     /// Whether the circuit is closed with nothing counted at `now` (its entry can go).
     mutating func isIdle(at now: Duration) -> Bool {
         guard case .closed(0) = state else { return false }
-        _ = advance(to: now)
-        return attempts.allSatisfy { $0 == 0 }
+        return counts.totals(at: now).first == 0
     }
 
     private var maximumCoolDown: Duration { max(breaker.maximumCoolDown, .milliseconds(1)) }
@@ -168,44 +160,16 @@ struct CircuitBreakerMachine: Sendable {
 
     private mutating func open(for coolDown: Duration, at now: Duration) -> Transition {
         enter(.open(until: now + coolDown, coolDown: coolDown))
-        clearWindow()
+        counts.clear()
         return .opened(coolDown: coolDown)
     }
 
     private mutating func count(failed: Bool, at now: Duration) {
-        let slot = advance(to: now)
-        attempts[slot] += 1
-        if failed { failures[slot] += 1 }
+        counts.add(first: 1, second: failed ? 1 : 0, at: now)
     }
 
-    private func rateExceeded() -> Bool {
-        let total = attempts.reduce(0, +)
-        return total >= breaker.minimumAttempts && Double(failures.reduce(0, +)) >= breaker.failureRate * Double(total)
-    }
-
-    private mutating func clearWindow() {
-        for index in 0..<Self.bucketCount {
-            attempts[index] = 0
-            failures[index] = 0
-        }
-    }
-
-    /// Moves the window to `now`, emptying the buckets that fell out of it; returns the slot of
-    /// `now`'s bucket. A time before the newest bucket counts in the newest.
-    private mutating func advance(to now: Duration) -> Int {
-        let number = max(Int64(now / bucketLength), newest)
-        if number - newest >= Int64(Self.bucketCount) {
-            clearWindow()
-        } else {
-            var next = newest + 1
-            while next <= number {
-                let slot = Int(next % Int64(Self.bucketCount))
-                attempts[slot] = 0
-                failures[slot] = 0
-                next += 1
-            }
-        }
-        newest = number
-        return Int(number % Int64(Self.bucketCount))
+    private mutating func rateExceeded(at now: Duration) -> Bool {
+        let (attempts, failures) = counts.totals(at: now)
+        return attempts >= breaker.minimumAttempts && Double(failures) >= breaker.failureRate * Double(attempts)
     }
 }

@@ -106,7 +106,10 @@ extension RequestCoordinator {
         _ attempt: Int, of transfer: PlannedTransfer, in policies: HostPolicies, telemetry: LoadTelemetry?
     ) -> AttemptAdmission {
         let watched = transfer.stub == nil && policies.watchesOutcomes
-        let admission = policies.admit(transfer.host, first: attempt == 1, usesCircuit: watched)
+        // A stream's or a download's attempt lasts as long as its body: not a sample of the
+        // host's load.
+        let admission = policies.admit(
+            transfer.host, first: attempt == 1, usesCircuit: watched, timesLimit: transfer.receiver == nil)
         switch admission.circuit {
         case .go(let ticket):
             guard watched else { return .go(nil) }
@@ -152,16 +155,26 @@ extension RequestCoordinator {
                 Self.cutByTheLoad(error, of: transfer, attempt: attempt)
                 ? nil : CircuitBreaker.isFailure(status: status, error: error)
         }
-        // For the adaptive limit, a 429 says overloaded too (a circuit leaves it to Retry-After).
-        let sample: AdaptiveLimitMachine.Sample =
-            switch failed {
-            case nil: .ignored
-            case true?: .overloaded
-            case false?: status == 429 ? .overloaded : .success
-            }
+        // For the adaptive limit, a 429 says overloaded too (a circuit leaves it to Retry-After);
+        // only a plain 2xx over an open connection times the host's load.
+        let sample: AdaptiveLimitMachine.Sample
+        switch (failed, outcome) {
+        case (nil, _): sample = .ignored
+        case (true?, _): sample = .overloaded
+        case (false?, .success(let response)):
+            let metrics = response.metrics
+            sample =
+                status == 429
+                ? .overloaded
+                : (200..<300).contains(status ?? 0) && status != 304 && metrics.newConnections == 0
+                    && metrics.redirectCount == 0 ? .timed : .answered
+        case (false?, .failure): sample = status == 429 ? .overloaded : .answered
+        }
         let changes = policies.record(
             transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, sample: sample, pass: pass)
-        if let limit = changes.limit { limitChanged(transfer, to: limit, telemetry: telemetry) }
+        if let limit = changes.limit {
+            limitChanged(transfer, to: limit, version: changes.limitVersion, telemetry: telemetry)
+        }
         switch changes.circuit {
         case .none:
             return
@@ -180,8 +193,10 @@ extension RequestCoordinator {
 
     /// Hands `transfer`'s host's new adaptive limit to the host queue, and reports it: an
     /// event, a gauge and a debug line.
-    private nonisolated func limitChanged(_ transfer: PlannedTransfer, to limit: Int, telemetry: LoadTelemetry?) {
-        hostQueue?.setLimit(transfer.host, to: limit)
+    private nonisolated func limitChanged(
+        _ transfer: PlannedTransfer, to limit: Int, version: UInt64, telemetry: LoadTelemetry?
+    ) {
+        hostQueue?.setLimit(transfer.host, to: limit, version: version)
         events.emit(transfer.id, .limitChanged(host: transfer.host.name, limit: limit))
         telemetry?.metrics?.hostLimit(limit, host: transfer.host.name)
         transfer.logger?.trace(
