@@ -39,20 +39,7 @@ final class FaultServer: Sendable {
 
     /// Reads requests on one connection until the peer closes it or a fault ends it.
     private func serve(_ connection: Int32) {
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            guard let end = buffer.headEnd else {
-                let received = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-                if received <= 0 { break }
-                buffer.append(contentsOf: chunk[..<received])
-                continue
-            }
-            let head = String(decoding: buffer[..<end], as: UTF8.self)
-            buffer.removeSubrange(..<(end + 4))
-            let requestLine = head.prefix { $0 != "\r\n" }.split(separator: " ")  // "\r\n" is one Character
-            guard requestLine.count == 3 else { break }
-            let target = requestLine[1]
+        LoopbackServer.serveRequests(on: connection) { head, target in
             let acceptsGzip = head.lowercased().split(separator: "\r\n").contains {
                 $0.hasPrefix("accept-encoding:") && $0.contains("gzip")
             }
@@ -62,9 +49,8 @@ final class FaultServer: Sendable {
             }
             let fault = Fault.choose(seed: seed, target: target, attempt: attempt)
             counts.withLock { $0.record(fault) }
-            guard answer(fault, target: target, acceptsGzip: acceptsGzip, on: connection) else { break }
+            return answer(fault, target: target, acceptsGzip: acceptsGzip, on: connection)
         }
-        close(connection)
     }
 
     /// Writes the answer for `fault`; returns whether the connection stays usable.

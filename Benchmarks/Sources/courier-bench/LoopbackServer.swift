@@ -55,6 +55,27 @@ enum LoopbackServer {
         }
     }
 
+    /// Reads request heads on `connection` (bodies are not expected) and hands each to
+    /// `answer` with its target, until the peer closes it, a head is malformed or `answer`
+    /// says the connection is done; then closes it.
+    static func serveRequests(on connection: Int32, _ answer: (_ head: String, _ target: Substring) -> Bool) {
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            guard let end = buffer.headEnd else {
+                let received = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if received <= 0 { break }
+                buffer.append(contentsOf: chunk[..<received])
+                continue
+            }
+            let head = String(decoding: buffer[..<end], as: UTF8.self)
+            buffer.removeSubrange(..<(end + 4))
+            let requestLine = head.prefix { $0 != "\r\n" }.split(separator: " ")  // "\r\n" is one Character
+            guard requestLine.count == 3, answer(head, requestLine[1]) else { break }
+        }
+        close(connection)
+    }
+
     /// Starts this executable with `arguments` as a server child and reads the `port N` line it
     /// prints once it listens.
     static func startChild(

@@ -35,23 +35,9 @@ final class ResilienceUpstream: Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            guard let end = buffer.headEnd else {
-                let received = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-                if received <= 0 { break }
-                buffer.append(contentsOf: chunk[..<received])
-                continue
-            }
-            let head = String(decoding: buffer[..<end], as: UTF8.self)
-            buffer.removeSubrange(..<(end + 4))
-            let requestLine = head.prefix { $0 != "\r\n" }.split(separator: " ")
-            guard requestLine.count == 3 else { break }
-            let path = String(requestLine[1].prefix { $0 != "?" })
-            guard answer(path, on: connection) else { break }
+        LoopbackServer.serveRequests(on: connection) { _, target in
+            answer(String(target.prefix { $0 != "?" }), on: connection)
         }
-        close(connection)
     }
 
     /// Writes the answer for `path`; returns whether the connection stays usable.

@@ -3,9 +3,10 @@
 /// ``RequestCoordinator/Configuration/maximumLoadsPerHost``. Opt-in.
 ///
 /// Each host starts at ``initialLimit``, low, so that its first answers come from a host not
-/// yet loaded: the fastest plain answers (a 2xx other than 304, over an open connection)
-/// of attempts sent with no more than the initial limit in flight make the baseline, over
-/// ``latencyWindow`` and the one before. Until the limit is first cut, every answer to an
+/// yet loaded: the fastest plain answers (a 2xx other than 304, over an open connection) make
+/// the baseline, over ``latencyWindow`` and the one before (the windows move only with answers
+/// to attempts sent with no more than the initial limit in flight, so that a busy host's
+/// queueing never raises it). Until the limit is first cut, every answer to an
 /// attempt sent while at least half the limit was in flight adds one to it (it doubles per
 /// round trip, as TCP's slow start); after, 1/limit (about one more every one or two round
 /// trips of a busy host). An attempt that fails as an overloaded host fails (no connection, a

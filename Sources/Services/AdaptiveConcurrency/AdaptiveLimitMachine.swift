@@ -75,7 +75,7 @@ struct AdaptiveLimitMachine: Sendable {
         case .ignored:
             return nil
         case .timed, .answered:
-            let baseline = sample == .timed ? remember(latency, inFlightThen: inFlightThen, at: now) : nil
+            let baseline = sample == .timed ? remember(latency, inFlightThen: inFlightThen, at: now) : nil as Duration?
             if let baseline, latency > slowThreshold(baseline) {
                 cut(sentAt: sentAt, at: now)
             } else if Double(inFlightThen) * 2 >= limit {
@@ -102,12 +102,12 @@ struct AdaptiveLimitMachine: Sendable {
         slowStart = false
     }
 
-    /// Takes `latency` into the windows when its attempt was sent with no more than the
-    /// initial limit in flight (a host under little load: under more, its time is partly
-    /// queueing, and a baseline taken there would creep up with the load); returns the
-    /// baseline, the fastest of the current and the last window (nil before any such sample).
-    /// The windows move only with such samples: a host always busy keeps its last baseline.
-    private mutating func remember(_ latency: Duration, inFlightThen: Int, at now: Duration) -> Duration? {
+    /// Takes `latency` into the windows; returns the baseline, the fastest of the current and
+    /// the last window. Any answer may lower it (the host can be that fast), but the windows
+    /// move, which may raise it, only with answers to attempts sent with no more than the
+    /// initial limit in flight: under more, an answer's time is partly queueing, and a baseline
+    /// raised by it would creep up with the load. A host always busy keeps its last windows.
+    private mutating func remember(_ latency: Duration, inFlightThen: Int, at now: Duration) -> Duration {
         if inFlightThen <= initialLimit {
             if let start = windowStart, now - start >= settings.latencyWindow {
                 // After a gap of two windows or more, the last window is as old as the rest.
@@ -117,9 +117,9 @@ struct AdaptiveLimitMachine: Sendable {
             } else if windowStart == nil {
                 windowStart = now
             }
-            fastest = min(fastest ?? latency, latency)
         }
-        guard let fastest else { return fastestBefore }
+        let fastest = min(self.fastest ?? latency, latency)
+        self.fastest = fastest
         return min(fastest, fastestBefore ?? fastest)
     }
 
