@@ -272,7 +272,7 @@ import Testing
         let events = adaptive.events(bufferingNewest: 10_000)
         await Self.run(adaptive, loads: 600, callers: 64)
         let host = HostQueue.Host(HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/"))
-        let limit = try #require(adaptive.hostPolicies?.adaptiveLimit(of: host))
+        let limit = try #require(adaptive.hostPolicies.adaptiveLimit(of: host))
         // Past 5 at once the answers take over twice the unloaded time: the limit settles near
         // there (bounds loose enough for a sanitizer's slow run).
         #expect(limit < 16, "the limit settled low: \(limit)")

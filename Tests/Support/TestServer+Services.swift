@@ -10,6 +10,8 @@ import NIOHTTP1
 /// - `/auth?valid=`: 200 when `Authorization: Bearer <valid>`, else 401.
 /// - `/flaky?key=&failures=&status=&retryAfter=`: the first `failures` requests for `key` get
 ///   `status` (default 503) with `Retry-After: <retryAfter>` when given; later ones 200.
+/// - `/slow-first?key=&slow=&delayMs=`: the first `slow` (default 1) requests for `key` answer
+///   `{"served": n}` after `delayMs` (default 5000), later ones at once.
 /// - `/envelope?count=`: `{"data": {"items": [{"id": i, "name": "item-i"}...]}, "meta": {...}}`.
 extension TestServer {
     struct Gate {
@@ -125,6 +127,22 @@ extension TestServer {
                     request.intQuery("status", default: 503), "Unavailable", headers: headers, body: Array("busy".utf8))
             } else {
                 out.send(200, headers: json, body: Array(#"{"attempts":\#(attempt)}"#.utf8))
+            }
+        case "/slow-first":
+            // The first `slow` requests for `key` answer after `delayMs`, later ones at once; the
+            // body says which request of the key this was.
+            let key = "slow-first:" + (request.query("key") ?? "default")
+            let served = flakyCounts.withLock { counts in
+                counts[key, default: 0] += 1
+                return counts[key]!
+            }
+            let body = Array(#"{"served":\#(served)}"#.utf8)
+            if served <= request.intQuery("slow", default: 1) {
+                out.after(milliseconds: request.intQuery("delayMs", default: 5000)) {
+                    out.send(200, headers: json, body: body)
+                }
+            } else {
+                out.send(200, headers: json, body: body)
             }
         case "/envelope":
             let count = request.intQuery("count", default: 3)

@@ -11,6 +11,8 @@ import Synchronization
 /// - adaptive concurrency: an upstream whose answers slow down with its load, 64 callers: loads
 ///   per second and p99 at fixed limits (a sweep) and with the adaptive limit (target: 0.9x the
 ///   best fixed limit's loads per second, p99 bounded);
+/// - hedging: an upstream that delays one answer in 20 by 200 ms, 8 callers: p99 with and
+///   without hedging, and the extra requests hedges sent (at most 5% by default);
 /// - deadlines: an upstream that stalls after its head, the time a load takes to end.
 func resilience(report: Report, quick: Bool, runs: Int) async throws {
     report.section("Resilience: each policy on and off, against an upstream in a child process")
@@ -136,6 +138,35 @@ func resilience(report: Report, quick: Bool, runs: Int) async throws {
         congestedScenario, "adaptive (AIMD, default)", unit: "loads/s", samples: [rate], reference: best,
         notes: ["p99 ms": p99, "target x": 0.9], ratioLabel: "the loads/s of")
 
+    // Hedging: an upstream that delays one answer in 20 by 200 ms.
+    let tailScenario = "resilience: hedging, upstream delaying 1 answer in 20 by 200 ms (8 callers)"
+    let tailLoads = quick ? 1_000 : 2_000
+    var withoutHedging: Figure?
+    for (label, hedging) in [
+        ("hedging off", Hedging?.none), ("hedging on (default: p95, 5%)", Hedging.default),
+        ("hedging on (after 10 ms, 10%)", Hedging(delay: .fixed(.milliseconds(10)), maximumShare: 0.1)),
+    ] {
+        progress("resilience: \(label)")
+        try await control.get("/control/reset")
+        var configuration = RequestCoordinator.Configuration.resilience(budget: .default, breaker: .default)
+        configuration.hedging = hedging
+        let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
+        let times = try await concurrently(
+            coordinator, base: upstream.base, path: "/tail", loads: tailLoads, callers: 8)
+        await coordinator.shutdown()
+        let extra = Double(try await control.count("/tail") - tailLoads) / Double(tailLoads) * 100
+        let notes = ["p50 ms": percentile(times, 0.5), "extra req %": extra]
+        if let withoutHedging {
+            report.add(
+                tailScenario, label, unit: "ms p99", samples: [percentile(times, 0.99)], reference: withoutHedging,
+                notes: notes, higherIsBetter: false, ratioLabel: "the p99 of")
+        } else {
+            withoutHedging = report.add(
+                tailScenario, label, unit: "ms p99", samples: [percentile(times, 0.99)], notes: notes,
+                higherIsBetter: false)
+        }
+    }
+
     // Deadlines: an upstream that sends a head and stalls.
     let deadlineScenario = "resilience: deadline, upstream stalling after its head"
     var ended: [Double] = []
@@ -164,11 +195,22 @@ func resilience(report: Report, quick: Bool, runs: Int) async throws {
 private func congested(
     _ coordinator: RequestCoordinator, base: String, loads: Int, shutsDown: Bool = true
 ) async throws -> (Double, Double) {
+    let started = ContinuousClock.now
+    let times = try await concurrently(coordinator, base: base, path: "/congested", loads: loads, callers: 64)
+    let seconds = (ContinuousClock.now - started).seconds
+    if shutsDown { await coordinator.shutdown() }
+    return (Double(times.count) / seconds, percentile(times, 0.99))
+}
+
+/// `loads` loads of `path` by `callers` callers through `coordinator`: each load's time, in
+/// milliseconds.
+private func concurrently(
+    _ coordinator: RequestCoordinator, base: String, path: String, loads: Int, callers: Int
+) async throws -> [Double] {
     final class Counter: Sendable { let next = Atomic<Int>(0) }
     let counter = Counter()
-    let started = ContinuousClock.now
-    let times = try await withThrowingTaskGroup(of: [Double].self) { group in
-        for _ in 0..<64 {
+    return try await withThrowingTaskGroup(of: [Double].self) { group in
+        for _ in 0..<callers {
             group.addTask {
                 var times: [Double] = []
                 while true {
@@ -176,7 +218,7 @@ private func congested(
                     guard index < loads else { break }
                     let began = ContinuousClock.now
                     // A distinct URL per load: identical ones would share one transfer.
-                    _ = try await Probe(base: base, path: "/congested", query: "\(index)").load(using: coordinator)
+                    _ = try await Probe(base: base, path: path, query: "\(index)").load(using: coordinator)
                     times.append((ContinuousClock.now - began).seconds * 1_000)
                 }
                 return times
@@ -184,9 +226,6 @@ private func congested(
         }
         return try await group.reduce(into: []) { $0 += $1 }
     }
-    let seconds = (ContinuousClock.now - started).seconds
-    if shutsDown { await coordinator.shutdown() }
-    return (Double(times.count) / seconds, percentile(times, 0.99))
 }
 
 /// A GET of one path of the upstream, with the coordinator's retry policy.

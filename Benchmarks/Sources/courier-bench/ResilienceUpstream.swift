@@ -13,6 +13,8 @@ import Synchronization
 /// - `/congested`: a 200 after 2 ms with up to 4 requests at once, and after 2 ms × (at once /
 ///   4)² past that: an upstream whose answers slow down faster than its load grows, so that
 ///   throughput falls past its capacity;
+/// - `/tail`: a 200 at once, but one answer in 20 (at random) after 200 ms: a slow replica's
+///   share of a host's answers;
 /// - `/control/counts`: the requests per path since the last `/control/reset`, as JSON.
 final class ResilienceUpstream: Sendable {
     private let listener: Int32
@@ -71,6 +73,9 @@ final class ResilienceUpstream: Sendable {
             let factor = max(1, Double(atOnce) / 4)
             usleep(UInt32(2_000 * factor * factor))
             state.withLock { $0.atOnce -= 1 }
+            return write(200, ok, to: connection)
+        case "/tail":
+            if Int.random(in: 0..<20) == 0 { usleep(200_000) }
             return write(200, ok, to: connection)
         case "/switch": return up ? write(200, ok, to: connection) : write(503, #"{"error":"down"}"#, to: connection)
         case "/stall":

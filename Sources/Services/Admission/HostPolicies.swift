@@ -3,7 +3,8 @@ internal import CourierCore
 /// The upstream-protection machines of one coordinator's hosts, under one lock, on the
 /// coordinator's clock (a test clock moves them as it moves the retries' pauses): each host's
 /// retry budget (``RetryBudgetMachine``), circuit (``CircuitBreakerMachine``) and adaptive
-/// limit (``AdaptiveLimitMachine``, whose changes the coordinator hands to ``HostQueue``).
+/// limit (``AdaptiveLimitMachine``, whose changes the coordinator hands to ``HostQueue``), and
+/// for hosts that hedged loads go to, their hedging state (``HedgeMachine``).
 ///
 /// One table for both, so that an attempt costs one lock and one look-up before it goes and one
 /// after: ``admit(_:first:usesCircuit:timesLimit:)`` asks the circuit and counts a load's first
@@ -15,9 +16,12 @@ final class HostPolicies: Sendable {
         var budget: RetryBudgetMachine?
         var circuit: CircuitBreakerMachine?
         var limit: AdaptiveLimitMachine?
+        /// Made by the host's first hedged load.
+        var hedges: HedgeMachine?
 
         mutating func isIdle(at now: Duration) -> Bool {
             (budget?.isIdle(at: now) ?? true) && (circuit?.isIdle(at: now) ?? true) && (limit?.isIdle ?? true)
+                && (hedges?.isIdle(at: now) ?? true)
         }
     }
 
@@ -58,13 +62,17 @@ final class HostPolicies: Sendable {
     /// Hosts kept before idle ones are dropped (a process that calls many hosts over its life).
     private static let sweepThreshold = 256
 
-    /// The table, or nil when there is no budget, circuit or adaptive limit to keep.
-    init?(
+    /// Whether attempts ask the table before they go and tell it after: there is a budget, a
+    /// circuit or an adaptive limit to keep (hedged loads use it either way).
+    let guardsAttempts: Bool
+
+    /// The table of a coordinator with these policies.
+    init(
         budget: RetryBudget?, breaker: CircuitBreaker?, adaptive: AdaptiveConcurrency? = nil, ceiling: Int = 0,
         clock: any Clock<Duration>
     ) {
         let adaptive = ceiling > 0 ? adaptive : nil
-        guard budget != nil || breaker != nil || adaptive != nil else { return nil }
+        guardsAttempts = budget != nil || breaker != nil || adaptive != nil
         self.budget = budget
         self.breaker = breaker
         self.adaptive = adaptive
@@ -82,8 +90,6 @@ final class HostPolicies: Sendable {
         return { start.duration(to: clock.now) }
     }
 
-    /// Whether hosts have circuits.
-    var breaks: Bool { breaker != nil }
     /// Whether outcomes are reported: hosts have circuits or adaptive limits.
     var watchesOutcomes: Bool { breaker != nil || adaptive != nil }
 
@@ -155,11 +161,77 @@ final class HostPolicies: Sendable {
         return state.withLock { hosts in hosts[host]?.circuit?.refuses(at: now, after: delay) ?? false }
     }
 
-    /// Hosts with an entry (a test hook).
-    var hostCount: Int { state.withLock { $0.count } }
+    /// Counts a hedged load's first attempt to `host`, sent now, and says when its hedge would
+    /// go (nil: it will not); `sentAt` is when it was sent, for ``answered(_:sentAt:)``.
+    func hedgedLoadSent(to host: HostQueue.Host, _ hedging: Hedging) -> (delay: Duration?, sentAt: Duration) {
+        let now = elapsed()
+        let delay = state.withLock { hosts in
+            withEntry(host, in: &hosts) { entry in
+                var machine = entry.hedges ?? HedgeMachine()
+                defer { entry.hedges = machine }
+                return machine.loadSent(hedging, at: now)
+            }
+        }
+        return (delay, now)
+    }
+
+    /// Whether a hedge to `host` may go now: nil when it may (it is counted in the hedge share
+    /// and the retry budget), else why not (`share`, `budget`).
+    func hedge(to host: HostQueue.Host, _ hedging: Hedging) -> String? {
+        let now = elapsed()
+        return state.withLock { hosts in
+            withEntry(host, in: &hosts) { entry in
+                var machine = entry.hedges ?? HedgeMachine()
+                defer { entry.hedges = machine }
+                guard machine.hasRoom(hedging, at: now) else { return "share" }
+                if entry.budget?.retry(at: now) == false { return "budget" }
+                machine.hedgeSent(at: now)
+                return nil
+            }
+        }
+    }
+
+    /// Counts how long a hedged load to `host` sent at `sentAt` took, until now.
+    func answered(_ host: HostQueue.Host, sentAt: Duration) {
+        let now = elapsed()
+        state.withLock { hosts in
+            withEntry(host, in: &hosts) { entry in entry.hedges?.answered(after: now - sentAt, at: now) }
+        }
+    }
 
     /// `host`'s adaptive limit now (a test hook; nil: none).
     func adaptiveLimit(of host: HostQueue.Host) -> Int? { state.withLock { $0[host]?.limit?.wholeLimit } }
+
+    /// What an attempt's `outcome` tells its host's circuit and adaptive limit.
+    ///
+    /// The circuit: a failure of the host (``CircuitBreaker/isFailure(status:error:)``), a
+    /// success, or nothing (a cancelled load, or a timeout `cutByTheLoad` says the load brought
+    /// on itself). The adaptive limit: overloaded on a failure of the host or a 429 (a circuit
+    /// leaves a 429 to `Retry-After`); timed only by a plain answer (a 2xx other than 304, over
+    /// an open connection, without redirects), whose time is the host's.
+    static func judge(
+        _ outcome: Result<TransportResponse, ServiceError>, cutByTheLoad: (ServiceError) -> Bool
+    ) -> (CircuitBreakerMachine.Outcome, AdaptiveLimitMachine.Sample) {
+        switch outcome {
+        case .success(let response):
+            let status = response.head.status.code
+            if CircuitBreaker.isFailure(status: status, error: nil) == true { return (.failure, .overloaded) }
+            if status == 429 { return (.success, .overloaded) }
+            let metrics = response.metrics
+            let plain =
+                (200..<300).contains(status) && status != 304 && metrics.newConnections == 0
+                && metrics.redirectCount == 0
+            return (.success, plain ? .timed : .answered)
+        case .failure(let error):
+            if cutByTheLoad(error) { return (.abandoned, .ignored) }
+            let status = error.status?.code
+            switch CircuitBreaker.isFailure(status: status, error: error) {
+            case nil: return (.abandoned, .ignored)
+            case true?: return (.failure, .overloaded)
+            case false?: return (.success, status == 429 ? .overloaded : .answered)
+            }
+        }
+    }
 
     /// Runs `body` on `host`'s entry, made when missing, in place.
     private func withEntry<T>(

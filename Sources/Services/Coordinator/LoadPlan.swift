@@ -55,6 +55,7 @@ struct LoadPlan: Sendable {
     }
     var observers: [any ResponseObservingDecorator] { box.fields.observers }
     var retryPolicy: RetryPolicy { box.fields.retryPolicy }
+    var hedging: Hedging? { box.fields.hedging }
     var coalescing: Coalescing.Mode {
         get { box.fields.coalescing }
         set { update { $0.coalescing = newValue } }
@@ -137,6 +138,8 @@ private struct LoadPlanFields: Sendable {
     /// load rather than cast at every attempt.
     private(set) var observers: [any ResponseObservingDecorator] = []
     var retryPolicy: RetryPolicy
+    /// The resource's hedging, or the coordinator's (``Hedging``).
+    var hedging: Hedging?
     var coalescing: Coalescing.Mode
     var cachePolicy: CachePolicy = .networkOnly
     /// Which statuses the resource does not accept may still be stored.
@@ -174,6 +177,7 @@ private struct LoadPlanFields: Sendable {
             coordinator.configuration.decorators, backend?.decorators ?? [], resource.decorators)
         observers = Self.observers(in: decorators)
         retryPolicy = resource.retryPolicy ?? coordinator.configuration.retryPolicy
+        hedging = resource.hedging ?? coordinator.configuration.hedging
         cachePolicy = resource.cachePolicy
         cacheableStatus = resource.cacheableStatus
         if let responder = coordinator.configuration.responder {
@@ -241,6 +245,7 @@ private struct LoadPlanFields: Sendable {
         decorators = coordinator.configuration.decorators
         observers = Self.observers(in: decorators)
         retryPolicy = coordinator.configuration.retryPolicy
+        hedging = coordinator.configuration.hedging
         let safe = request.method == .get || request.method == .head
         coalescing = coordinator.configuration.coalescesDuplicateLoads && safe ? .always : .never
         self.logger = LoadPlan.logger(logger ?? coordinator.backgroundLogger, id: id)

@@ -60,6 +60,11 @@ extension RequestCoordinator {
         /// ``maximumLoadsPerHost`` (which must not be 0). `nil`, the default, keeps the fixed
         /// limit.
         public var adaptiveConcurrency: AdaptiveConcurrency?
+        /// Whether a slow first attempt of an idempotent load gets a second, hedged one, the
+        /// first answer winning (``Hedging``): after the host's p95, at most 5% extra requests,
+        /// with ``Hedging/default``. Resources refine it (``Resource/hedging``). `nil`, the
+        /// default, hedges none.
+        public var hedging: Hedging?
         /// The header field that tells the server how long the caller will wait: when set,
         /// each attempt of a load with a deadline (a ``Deadline`` or the ``loadBudget``) carries
         /// the whole milliseconds left until it, so that the next hop can give up on work nobody

@@ -34,8 +34,8 @@ public actor RequestCoordinator {
     nonisolated let hostQueue: HostQueue?
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
-    /// Each host's retry budget and circuit (nil: neither is configured).
-    nonisolated let hostPolicies: HostPolicies?
+    /// Each host's retry budget, circuit, adaptive limit and hedging state.
+    nonisolated let hostPolicies: HostPolicies
     private nonisolated let cacheObserver: UInt64?
     /// Records the pool gauges (``Configuration/poolGaugeInterval``) until shutdown.
     private nonisolated let poolGauges: Task<Void, Never>?

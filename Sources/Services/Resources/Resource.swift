@@ -46,6 +46,9 @@ public protocol Resource: Sendable {
     var coalescing: Coalescing { get }
     /// The retry policy, or `nil` for the coordinator's (the default).
     var retryPolicy: RetryPolicy? { get }
+    /// Whether a slow first attempt gets a second, hedged one (``Hedging``), or `nil` for the
+    /// coordinator's (the default); ``Hedging/never`` opts out of the coordinator's.
+    var hedging: Hedging? { get }
     /// Whether waiters of this resource type that share a transfer also share one decoded
     /// value (default `true`). Set `false` when decoding depends on instance properties that
     /// do not change the request.
@@ -82,6 +85,7 @@ extension Resource {
     public var decorators: [any RequestDecorator] { [] }
     public var coalescing: Coalescing { .automatic }
     public var retryPolicy: RetryPolicy? { nil }
+    public var hedging: Hedging? { nil }
     public var sharesDecodedResponse: Bool { true }
     public var decodingKeyPath: [String] { [] }
     public var returnsNilWhenDecodingFails: Bool { false }

@@ -19,7 +19,7 @@ extension RequestCoordinator {
         let telemetry = LoadTelemetry.current
         while true {
             var pass: HostPolicies.Pass?
-            if let hostPolicies {
+            if hostPolicies.guardsAttempts {
                 switch admit(attempt, of: transfer, in: hostPolicies, telemetry: telemetry) {
                 case .go(let admitted): pass = admitted
                 case .refused(let error): return .failure(error)
@@ -28,7 +28,11 @@ extension RequestCoordinator {
             let sent = Self.attempt(attempt, of: transfer, telemetry: telemetry)  // the trace context, after the key
             let outcome =
                 if transfer.stub == nil && transfer.receiver == nil {
-                    await send(sent.request, body: transfer.body, options: transfer.options)
+                    if attempt == 1, let hedging = transfer.hedging {
+                        await hedged(sent.request, of: transfer, hedging, pass: pass.take(), telemetry: telemetry)
+                    } else {
+                        await send(sent.request, body: transfer.body, options: transfer.options)
+                    }
                 } else {
                     await send(
                         sent.request, body: transfer.body, options: transfer.options, stub: transfer.stub,
@@ -38,8 +42,8 @@ extension RequestCoordinator {
                 sent, outcome: outcome, of: transfer, attempt: attempt, pass: pass, telemetry: telemetry)
             {
             case .stands:
-                if case .failure = outcome, let deadline = transfer.deadline {
-                    return Self.ended(outcome, by: deadline)
+                if case .failure = outcome, transfer.deadline != nil {
+                    return Self.ended(outcome, of: transfer)
                 }
                 return outcome
             // Not what the transfer gave, but what ended it: a leader that leaves hands its
@@ -60,15 +64,13 @@ extension RequestCoordinator {
         }
     }
 
-    /// `outcome`, a failure, said to be the deadline's when it timed out at `deadline`: the
-    /// transport reports the total timeout it was given, which the deadline set.
+    /// `outcome`, a failure, said to be the deadline's when it timed out at `transfer`'s
+    /// deadline: the transport reports the total timeout it was given, which the deadline set.
     @inline(never)
     private static func ended(
-        _ outcome: Result<TransportResponse, ServiceError>, by deadline: Moment
+        _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer
     ) -> Result<TransportResponse, ServiceError> {
-        // curl counts whole milliseconds, and may end a transfer a little before the instant.
-        guard case .failure(var error) = outcome, error.code == .timedOut,
-            Moment.now + .milliseconds(20) >= deadline
+        guard case .failure(var error) = outcome, error.code == .timedOut, transfer.reachedDeadline
         else { return outcome }
         error.message =
             "The load reached its deadline (a withDeadline scope, or the coordinator's loadBudget). "
@@ -82,46 +84,8 @@ extension RequestCoordinator {
     private static func attempt(_ attempt: Int, of transfer: PlannedTransfer, telemetry: LoadTelemetry?) -> LoadAttempt
     {
         var sent = LoadAttempt(attempt, of: transfer.request, telemetry: telemetry)
-        if let field = transfer.deadlineField, let deadline = transfer.deadline {
-            let left = deadline - Moment.now
-            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-            sent.request.headerFields[field] = String(max(milliseconds, 0))
-        }
+        transfer.stampDeadline(on: &sent.request)
         return sent
-    }
-
-    /// Whether an attempt may go to the host.
-    enum AttemptAdmission {
-        /// It goes; its outcome is reported to the host's circuit and adaptive limit with this
-        /// pass (nil: neither watches it).
-        case go(HostPolicies.Pass?)
-        /// The host's circuit is open: the load ends with this `circuitOpen`.
-        case refused(ServiceError)
-    }
-
-    /// Asks `transfer`'s host whether attempt `attempt` may go, and counts the load in the
-    /// host's retry budget on its first. Loads a responder answers never touch a circuit.
-    @inline(never)
-    private nonisolated func admit(
-        _ attempt: Int, of transfer: PlannedTransfer, in policies: HostPolicies, telemetry: LoadTelemetry?
-    ) -> AttemptAdmission {
-        let watched = transfer.stub == nil && policies.watchesOutcomes
-        // A stream's or a download's attempt lasts as long as its body: not a sample of the
-        // host's load.
-        let admission = policies.admit(
-            transfer.host, first: attempt == 1, usesCircuit: watched, timesLimit: transfer.receiver == nil)
-        switch admission.circuit {
-        case .go(let ticket):
-            guard watched else { return .go(nil) }
-            if ticket.probe {
-                telemetry?.span?.attributes["courier.circuit"] = "probe"
-                transfer.logger?.debug("probing an open circuit", metadata: ["courier.host": "\(transfer.host.name)"])
-            }
-            return .go(HostPolicies.Pass(ticket: ticket, sentAt: admission.now, inFlight: admission.inFlight))
-        case .refuse(let until):
-            telemetry?.span?.attributes["courier.circuit"] = "open"
-            return .refused(.circuitOpen(transfer.host.name, retryAfter: until.map { $0 - admission.now }))
-        }
     }
 
     /// Ends `sent`'s span with `outcome`, tells the host's circuit, and says what follows.
@@ -131,88 +95,10 @@ extension RequestCoordinator {
         attempt: Int, pass: HostPolicies.Pass?, telemetry: LoadTelemetry?
     ) -> RetryDecision {
         sent.end(outcome)
-        if let hostPolicies, let pass {
+        if let pass {
             record(outcome, of: transfer, attempt: attempt, pass: pass, in: hostPolicies, telemetry: telemetry)
         }
         return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
-    }
-
-    /// Tells `transfer`'s host's circuit how an attempt ended, and reports what changed: an
-    /// event, a metric and a debug line.
-    private nonisolated func record(
-        _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, attempt: Int,
-        pass: HostPolicies.Pass, in policies: HostPolicies, telemetry: LoadTelemetry?
-    ) {
-        let status: Int?
-        let failed: Bool?
-        switch outcome {
-        case .success(let response):
-            status = response.head.status.code
-            failed = CircuitBreaker.isFailure(status: status, error: nil)
-        case .failure(let error):
-            status = error.status?.code
-            failed =
-                Self.cutByTheLoad(error, of: transfer, attempt: attempt)
-                ? nil : CircuitBreaker.isFailure(status: status, error: error)
-        }
-        // For the adaptive limit, a 429 says overloaded too (a circuit leaves it to Retry-After);
-        // only a plain 2xx over an open connection times the host's load.
-        let sample: AdaptiveLimitMachine.Sample
-        switch (failed, outcome) {
-        case (nil, _): sample = .ignored
-        case (true?, _): sample = .overloaded
-        case (false?, .success(let response)):
-            let metrics = response.metrics
-            sample =
-                status == 429
-                ? .overloaded
-                : (200..<300).contains(status ?? 0) && status != 304 && metrics.newConnections == 0
-                    && metrics.redirectCount == 0 ? .timed : .answered
-        case (false?, .failure): sample = status == 429 ? .overloaded : .answered
-        }
-        let changes = policies.record(
-            transfer.host, failed.map { $0 ? .failure : .success } ?? .abandoned, sample: sample, pass: pass)
-        if let limit = changes.limit {
-            limitChanged(transfer, to: limit, version: changes.limitVersion, telemetry: telemetry)
-        }
-        switch changes.circuit {
-        case .none:
-            return
-        case .opened(let coolDown):
-            events.emit(transfer.id, .circuitOpened(host: transfer.host.name, coolDown: coolDown))
-            telemetry?.metrics?.circuit(state: "open")
-            transfer.logger?.debug(
-                "circuit opened",
-                metadata: ["courier.host": "\(transfer.host.name)", "courier.circuit.cool_down": "\(coolDown)"])
-        case .closed:
-            events.emit(transfer.id, .circuitClosed(host: transfer.host.name))
-            telemetry?.metrics?.circuit(state: "closed")
-            transfer.logger?.debug("circuit closed", metadata: ["courier.host": "\(transfer.host.name)"])
-        }
-    }
-
-    /// Hands `transfer`'s host's new adaptive limit to the host queue, and reports it: an
-    /// event, a gauge and a debug line.
-    private nonisolated func limitChanged(
-        _ transfer: PlannedTransfer, to limit: Int, version: UInt64, telemetry: LoadTelemetry?
-    ) {
-        hostQueue?.setLimit(transfer.host, to: limit, version: version)
-        events.emit(transfer.id, .limitChanged(host: transfer.host.name, limit: limit))
-        telemetry?.metrics?.hostLimit(limit, host: transfer.host.name)
-        transfer.logger?.trace(
-            "adaptive limit moved", metadata: ["courier.host": "\(transfer.host.name)", "courier.limit": "\(limit)"])
-    }
-
-    /// Whether `error` is a timeout the load brought on itself rather than the host: its
-    /// deadline (a caller's `X-Deadline-Ms: 1` must not open a circuit for everyone), a first
-    /// attempt whose timeout a wait for its turn had shortened, or a wait for a connection in
-    /// the transport's own pool.
-    private static func cutByTheLoad(_ error: ServiceError, of transfer: PlannedTransfer, attempt: Int) -> Bool {
-        guard error.code == .timedOut else { return false }
-        if error.underlying is TransportWait { return true }
-        if attempt == 1, transfer.retryTimeout != nil { return true }
-        guard let deadline = transfer.deadline else { return false }
-        return Moment.now + .milliseconds(20) >= deadline
     }
 
     /// Waits `delay` on the configured clock before the next attempt; false when the task, or
@@ -234,7 +120,7 @@ extension RequestCoordinator {
 
     /// One attempt through the transport.
     @inline(never)
-    private nonisolated(nonsending) func send(
+    nonisolated(nonsending) func send(
         _ request: HTTPRequest, body: RequestBody?, options: TransferOptions
     ) async -> Result<TransportResponse, ServiceError> {
         do {
@@ -312,16 +198,14 @@ extension RequestCoordinator {
             return .stands
         }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
-        if let hostPolicies {
-            // A circuit that stays open past the pause would refuse the retry anyway.
-            if transfer.stub == nil, hostPolicies.refuses(transfer.host, after: delay) {
-                refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
-                return .stands
-            }
-            if !hostPolicies.retry(to: transfer.host) {
-                refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
-                return .stands
-            }
+        // A circuit that stays open past the pause would refuse the retry anyway.
+        if transfer.stub == nil, hostPolicies.refuses(transfer.host, after: delay) {
+            refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
+            return .stands
+        }
+        if !hostPolicies.retry(to: transfer.host) {
+            refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
+            return .stands
         }
         let reason: String
         switch outcome {
@@ -355,6 +239,8 @@ final class PlannedTransfer: Sendable {
     let deadlineField: HTTPField.Name?
     /// The request's host, whose retry budget and circuit each attempt consults.
     let host: HostQueue.Host
+    /// When the first attempt sends a hedge (nil: it does not; see ``Hedging``).
+    let hedging: Hedging?
 
     init(
         _ request: HTTPRequest, plan: LoadPlan, cancellation: TransferCancellation? = nil,
@@ -379,6 +265,35 @@ final class PlannedTransfer: Sendable {
         stub = plan.stub
         receiver = plan.receiver
         retryTimeout = plan.retryTimeout
+        hedging = Self.hedging(plan, request: request)
+    }
+
+    /// `plan`'s hedging, when its load may hedge: an idempotent request whose body can be sent
+    /// twice, answered by the transport whole.
+    private static func hedging(_ plan: LoadPlan, request: HTTPRequest) -> Hedging? {
+        guard let hedging = plan.hedging, hedging.isEnabled, plan.stub == nil, plan.receiver == nil,
+            plan.body?.isReplayable ?? true
+        else { return nil }
+        switch request.method {
+        case .get, .head, .options, .trace, .put, .delete: return hedging
+        default: return nil
+        }
+    }
+
+    /// Writes the whole milliseconds left until ``deadline`` into `request`'s ``deadlineField``,
+    /// when the transfer has both.
+    func stampDeadline(on request: inout HTTPRequest) {
+        guard let field = deadlineField, let deadline else { return }
+        let left = deadline - Moment.now
+        let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+        request.headerFields[field] = String(max(milliseconds, 0))
+    }
+
+    /// Whether the transfer's deadline has come (within 20 ms: curl counts whole milliseconds,
+    /// and may end a transfer a little before the instant).
+    var reachedDeadline: Bool {
+        guard let deadline else { return false }
+        return Moment.now + .milliseconds(20) >= deadline
     }
 
     /// This transfer with `timeout` as its total timeout, for its retries.
@@ -395,6 +310,7 @@ final class PlannedTransfer: Sendable {
         stub = transfer.stub
         receiver = transfer.receiver
         retryTimeout = nil
+        hedging = transfer.hedging
         deadline = transfer.deadline
         deadlineField = transfer.deadlineField
     }

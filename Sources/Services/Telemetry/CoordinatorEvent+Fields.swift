@@ -32,6 +32,9 @@ extension CoordinatorEvent.Kind {
         /// Its attempt moved its host's adaptive limit (`host`, `limit`). See
         /// ``AdaptiveConcurrency``.
         public static let limitChanged = Name("limitChanged")
+        /// Its first attempt was still out after the hedge's delay, and a hedge went (`host`,
+        /// `delay`). See ``Hedging``.
+        public static let hedged = Name("hedged")
         /// It ended with a response (`status`, `metrics`, `duration`).
         public static let finished = Name("finished")
         /// It failed (`errorCode`, `status` when there was one, `duration`).
@@ -67,19 +70,22 @@ extension CoordinatorEvent.Kind {
     }
 
     /// The wait before the next attempt (`retried`); the cool-down before the circuit lets a
-    /// probe through (`circuitOpened`).
+    /// probe through (`circuitOpened`); the wait before the hedge (`hedged`).
     public var delay: Duration? {
         switch base {
         case .retried(_, let delay, _): delay
         case .circuitOpened(_, let coolDown): coolDown
+        case .hedged(_, let delay): delay
         default: nil
         }
     }
 
-    /// The host, as `scheme://authority` (`circuitOpened`, `circuitClosed`, `limitChanged`).
+    /// The host, as `scheme://authority` (`circuitOpened`, `circuitClosed`, `limitChanged`,
+    /// `hedged`).
     public var host: String? {
         switch base {
-        case .circuitOpened(let host, _), .circuitClosed(let host), .limitChanged(let host, _): host
+        case .circuitOpened(let host, _), .circuitClosed(let host), .limitChanged(let host, _), .hedged(let host, _):
+            host
         default: nil
         }
     }

@@ -24,6 +24,7 @@ extension CoordinatorEvent {
             case circuitOpened(host: String, coolDown: Duration)
             case circuitClosed(host: String)
             case limitChanged(host: String, limit: Int)
+            case hedged(host: String, delay: Duration)
             case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
             case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
             case cache(CacheEvent)
@@ -64,6 +65,8 @@ extension CoordinatorEvent {
         package static func limitChanged(host: String, limit: Int) -> Kind {
             Kind(.limitChanged(host: host, limit: limit))
         }
+        /// This load's first attempt to `host` was still out after `delay`: a hedge went.
+        package static func hedged(host: String, delay: Duration) -> Kind { Kind(.hedged(host: host, delay: delay)) }
         /// The load delivered a value: status, curl's timings and the time since it began.
         package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind
         {
@@ -89,6 +92,7 @@ extension CoordinatorEvent {
             case .circuitOpened: .circuitOpened
             case .circuitClosed: .circuitClosed
             case .limitChanged: .limitChanged
+            case .hedged: .hedged
             case .finished: .finished
             case .failed: .failed
             case .cache: .cache

@@ -29,6 +29,7 @@ struct CourierMetrics: Sendable {
     static let retriesRefused = "courier.retries.refused"
     static let circuitTransitions = "courier.circuit.transitions"
     static let hostLimit = "courier.host.limit"
+    static let hedges = "courier.hedges"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
@@ -85,6 +86,13 @@ struct CourierMetrics: Sendable {
     /// Records a circuit that opened or closed.
     func circuit(state: String) {
         Counter(label: Self.circuitTransitions, dimensions: [("state", state)], factory: factory).increment()
+    }
+
+    /// Records a hedge sent, won, or refused for `reason`.
+    func hedge(outcome: String, reason: String? = nil) {
+        var dimensions = [("outcome", outcome)]
+        if let reason { dimensions.append(("reason", reason)) }
+        Counter(label: Self.hedges, dimensions: dimensions, factory: factory).increment()
     }
 
     /// Records `host`'s adaptive limit.

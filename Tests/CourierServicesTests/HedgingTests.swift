@@ -1,0 +1,286 @@
+import CourierCore
+import CourierTestServer
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@testable import CourierServices
+
+/// The latency histogram and the hedging machine alone, on made-up times.
+@Suite struct HedgeMachineTests {
+    @Test func eachBucketBoundsWhatItHoldsWithinAFifth() {
+        var previous = -1
+        var value: Int64 = 0
+        while value < 2_000_000_000 {
+            let bucket = LatencyWindow.bucket(microseconds: value)
+            #expect(bucket >= previous, "buckets grow with the latency")
+            let bound = LatencyWindow.upperBound(ofBucket: bucket)
+            #expect(bound >= value, "\(value) µs is within its bucket's bound \(bound)")
+            #expect(Double(bound) <= Double(value) * 1.25 + 1, "\(value) µs: bound \(bound) within a fifth")
+            previous = bucket
+            value = value < 100 ? value + 1 : value + value / 7
+        }
+        #expect(LatencyWindow.bucket(microseconds: .max) == LatencyWindow.bucketCount - 1)
+        #expect(LatencyWindow.bucket(microseconds: -5) == 0)
+    }
+
+    @Test func aPercentileDelayWaitsForTwentyAnswers() {
+        var machine = HedgeMachine()
+        let hedging = Hedging()
+        for index in 0..<19 {
+            #expect(machine.loadSent(hedging, at: .seconds(1)) == nil, "no estimate after \(index) answers")
+            machine.answered(after: .milliseconds(3), at: .seconds(1))
+        }
+        #expect(machine.loadSent(hedging, at: .seconds(1)) == nil)
+        machine.answered(after: .milliseconds(3), at: .seconds(1))
+        let delay = machine.loadSent(hedging, at: .seconds(1))
+        #expect(delay != nil && delay! >= .milliseconds(3) && delay! <= .microseconds(3_750))
+    }
+
+    @Test func theP95FollowsTheAnswers() {
+        var machine = HedgeMachine()
+        let hedging = Hedging()
+        for index in 0..<100 {
+            machine.answered(after: index < 95 ? .milliseconds(2) : .milliseconds(200), at: .seconds(1))
+        }
+        let fast = machine.loadSent(hedging, at: .seconds(1))
+        #expect(fast != nil && fast! <= .microseconds(2_500), "95 in 100 answered in 2 ms: \(String(describing: fast))")
+        for _ in 0..<10 { machine.answered(after: .milliseconds(200), at: .seconds(2)) }
+        let slow = machine.loadSent(hedging, at: .seconds(2))
+        #expect(slow != nil && slow! >= .milliseconds(200), "one in eleven took 200 ms")
+        let floor = machine.loadSent(Hedging(delay: .percentile(0.5, minimum: .milliseconds(40))), at: .seconds(2))
+        #expect(floor == .milliseconds(40), "the minimum holds over a faster median")
+    }
+
+    @Test func oldAnswersLeaveTheWindow() {
+        var machine = HedgeMachine()
+        for _ in 0..<50 { machine.answered(after: .milliseconds(2), at: .seconds(1)) }
+        #expect(machine.loadSent(Hedging(), at: .seconds(9)) != nil)
+        #expect(machine.loadSent(Hedging(), at: .seconds(12)) == nil, "two generations on, nothing is left")
+        let idleSoon = machine.isIdle(at: .seconds(12))
+        #expect(!idleSoon, "the loads still count")
+        let idleLater = machine.isIdle(at: .seconds(30))
+        #expect(idleLater)
+    }
+
+    @Test func hedgesStayWithinTheirShare() {
+        var machine = HedgeMachine()
+        let hedging = Hedging(delay: .fixed(.milliseconds(10)), maximumShare: 0.05)
+        for _ in 0..<100 { #expect(machine.loadSent(hedging, at: .seconds(1)) == .milliseconds(10)) }
+        var sent = 0
+        while machine.hasRoom(hedging, at: .seconds(1)) {
+            machine.hedgeSent(at: .seconds(1))
+            sent += 1
+        }
+        #expect(sent == 5, "5% of 100 loads")
+        let roomLater = machine.hasRoom(hedging, at: .seconds(12))
+        #expect(!roomLater, "no loads, no room")
+        #expect(machine.loadSent(.never, at: .seconds(1)) == nil, "never hedges")
+    }
+}
+
+/// Hedged loads under a coordinator: through a mock first, for each rule, then through curl.
+@Suite struct HedgingLoadTests {
+    struct Item: Resource {
+        typealias Response = Data
+        var method: HTTPRequest.Method = .get
+        var hedging: Hedging? = Hedging(delay: .fixed(.milliseconds(20)), maximumShare: 1)
+        var endpoint: Endpoint { Endpoint("https://api.example.com", path: "/item") }
+    }
+
+    static func configuration() -> RequestCoordinator.Configuration {
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = nil
+        return configuration
+    }
+
+    /// A mock whose `n`th request (from 1) answers as `reply(n)` says, after its delay, and
+    /// which counts the requests cancelled before they answered.
+    static func mock(
+        _ reply: @escaping @Sendable (Int) -> (delay: Duration, status: Int)
+    ) -> (MockTransport, LockedValue<(sent: Int, cancelled: Int)>) {
+        let mock = MockTransport()
+        let counts = LockedValue((sent: 0, cancelled: 0))
+        mock.respondToAll { _, _ in
+            let number = counts.withLock { counts in
+                counts.sent += 1
+                return counts.sent
+            }
+            let (delay, status) = reply(number)
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                counts.withLock { $0.cancelled += 1 }
+                throw error
+            }
+            return status == 200
+                ? .json(#"{"served":\#(number)}"#) : .status(HTTPResponse.Status(code: status))
+        }
+        return (mock, counts)
+    }
+
+    @Test func theHedgeAnswersFirstAndTheSlowAttemptIsCancelled() async throws {
+        let (mock, counts) = Self.mock { $0 == 1 ? (.seconds(30), 200) : (.zero, 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let events = coordinator.events(bufferingNewest: 100)
+        let started = ContinuousClock.now
+        let value = try await Item().load(using: coordinator)
+        #expect(String(decoding: value, as: UTF8.self) == #"{"served":2}"#)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(counts.withLock { $0 } == (2, 1), "two sent, the slow one cancelled")
+        await coordinator.shutdown()
+        var hedges: [CoordinatorEvent.Kind] = []
+        for await event in events where event.kind.name == .hedged { hedges.append(event.kind) }
+        #expect(hedges.count == 1)
+        #expect(hedges.first?.delay == .milliseconds(20))
+        #expect(hedges.first?.host == "https://api.example.com")
+    }
+
+    @Test func aQuickAnswerSendsNoHedge() async throws {
+        let (mock, counts) = Self.mock { _ in (.zero, 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        var item = Item()
+        item.hedging = Hedging(delay: .fixed(.milliseconds(100)), maximumShare: 1)
+        for _ in 0..<5 { _ = try await item.load(using: coordinator) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(counts.withLock { $0.sent } == 5, "each load's timer ended with its answer")
+        await coordinator.shutdown()
+    }
+
+    @Test func onlyIdempotentLoadsHedge() async throws {
+        let (mock, counts) = Self.mock { _ in (.milliseconds(150), 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        _ = try await Item(method: .post).load(using: coordinator)
+        #expect(counts.withLock { $0.sent } == 1, "a POST is never hedged")
+        _ = try await Item(method: .put).load(using: coordinator)
+        #expect(counts.withLock { $0.sent } == 3, "a PUT is")
+        await coordinator.shutdown()
+    }
+
+    @Test func aResourceOptsOutOfItsCoordinatorsHedging() async throws {
+        let (mock, counts) = Self.mock { _ in (.milliseconds(100), 200) }
+        var configuration = Self.configuration()
+        configuration.hedging = Hedging(delay: .fixed(.milliseconds(10)), maximumShare: 1)
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+        _ = try await Item(hedging: .never).load(using: coordinator)
+        #expect(counts.withLock { $0.sent } == 1)
+        _ = try await Item(hedging: nil).load(using: coordinator)
+        #expect(counts.withLock { $0.sent } == 3, "nil takes the coordinator's")
+        await coordinator.shutdown()
+    }
+
+    @Test func aFailureTheRetryPolicyWouldRepeatWaitsForTheHedge() async throws {
+        // The first attempt fails with a 503 while the hedge is out; the hedge's 200 wins, and
+        // no retry is sent.
+        let (mock, counts) = Self.mock { $0 == 1 ? (.milliseconds(60), 503) : (.milliseconds(150), 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let value = try await Item().load(using: coordinator)
+        #expect(String(decoding: value, as: UTF8.self) == #"{"served":2}"#)
+        #expect(counts.withLock { $0 } == (2, 0))
+        await coordinator.shutdown()
+    }
+
+    @Test func aFailureBeforeTheDelaySendsNoHedge() async throws {
+        // The first attempt fails at once: the retry follows its policy, and no hedge goes.
+        let (mock, counts) = Self.mock { $0 == 1 ? (.zero, 503) : (.zero, 200) }
+        var configuration = Self.configuration()
+        configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(1), jitter: 0)
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+        var item = Item()
+        item.hedging = Hedging(delay: .fixed(.milliseconds(200)), maximumShare: 1)
+        let value = try await item.load(using: coordinator)
+        #expect(String(decoding: value, as: UTF8.self) == #"{"served":2}"#)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(counts.withLock { $0.sent } == 2, "the failure and its retry, no hedge")
+        await coordinator.shutdown()
+    }
+
+    @Test func hedgesStayWithinTheShareAndTheRetryBudget() async throws {
+        // Every first attempt is slow: 5% of 60 loads may hedge.
+        let (mock, counts) = Self.mock { _ in (.milliseconds(40), 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let events = coordinator.events(bufferingNewest: 1_000)
+        var item = Item()
+        item.hedging = Hedging(delay: .fixed(.milliseconds(5)), maximumShare: 0.05)
+        for _ in 0..<60 { _ = try await item.load(using: coordinator) }
+        let hedges = counts.withLock { $0.sent } - 60
+        #expect(hedges >= 1 && hedges <= 3, "\(hedges) hedges for 60 loads")
+
+        // A spent retry budget refuses hedges too.
+        var configuration = Self.configuration()
+        configuration.retryBudget = RetryBudget(ratio: 0, minimumPerSecond: 0)
+        let (budgetMock, budgetCounts) = Self.mock { _ in (.milliseconds(40), 200) }
+        let budgeted = RequestCoordinator(transport: budgetMock, configuration: configuration)
+        for _ in 0..<5 { _ = try await Item().load(using: budgeted) }
+        #expect(budgetCounts.withLock { $0.sent } == 5)
+        await budgeted.shutdown()
+        await coordinator.shutdown()
+        var sent = 0
+        for await event in events where event.kind.name == .hedged { sent += 1 }
+        #expect(sent == hedges)
+    }
+
+    @Test func thePercentileDelayLearnsTheHost() async throws {
+        // 40 loads answer in 2 ms; then a first attempt that stalls is hedged after about the
+        // host's p95, far sooner than its stall.
+        let (mock, counts) = Self.mock { $0 == 41 ? (.seconds(30), 200) : (.milliseconds(2), 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let events = coordinator.events(bufferingNewest: 1_000)
+        var item = Item()
+        item.hedging = Hedging(delay: .percentile(0.95, minimum: .milliseconds(1)), maximumShare: 0.05)
+        for _ in 0..<40 { _ = try await item.load(using: coordinator) }
+        #expect(counts.withLock { $0.sent } == 40, "a 2 ms host needs no hedge")
+        let started = ContinuousClock.now
+        let value = try await item.load(using: coordinator)
+        #expect(String(decoding: value, as: UTF8.self) == #"{"served":42}"#)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        await coordinator.shutdown()
+        var delays: [Duration] = []
+        for await event in events where event.kind.name == .hedged { delays.append(event.kind.delay ?? .zero) }
+        #expect(delays.count == 1)
+        #expect((delays.first ?? .zero) >= .milliseconds(2) && (delays.first ?? .zero) < .seconds(1))
+    }
+
+    @Test func shutdownEndsARaceAtOnce() async throws {
+        let (mock, counts) = Self.mock { _ in (.seconds(30), 200) }
+        let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let load = Task { try await Item().load(using: coordinator) }
+        while counts.withLock({ $0.sent }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let started = ContinuousClock.now
+        await coordinator.shutdown(cancellingInFlight: true)
+        let result = await load.result
+        #expect(ContinuousClock.now - started < .seconds(10))
+        guard case .failure(let error as ServiceError) = result else {
+            Issue.record("the load ended with \(result)")
+            return
+        }
+        #expect(error.code == .cancelled || error.code == .shutDown)
+        #expect(counts.withLock { $0.cancelled } == 2, "both attempts were cancelled")
+    }
+
+    /// For real, through curl: the first request of its key stalls 30 s; the hedge's answer
+    /// wins, and the stalled transfer's connection is closed.
+    @Test func overCurlTheHedgeWinsAndTheStalledConnectionCloses() async throws {
+        struct SlowFirst: Resource {
+            typealias Response = Data
+            let base: String
+            var endpoint: Endpoint {
+                Endpoint(
+                    base, path: "/slow-first",
+                    query: [URLQueryItem(name: "key", value: "hedge"), URLQueryItem(name: "delayMs", value: "30000")])
+            }
+            var hedging: Hedging? { Hedging(delay: .fixed(.milliseconds(50)), maximumShare: 1) }
+        }
+        var configuration = Self.configuration()
+        configuration.metricsFactory = nil
+        try await withCoordinator(configuration: configuration) { server, coordinator in
+            let started = ContinuousClock.now
+            let value = try await SlowFirst(base: server.baseURL).load(using: coordinator)
+            #expect(String(decoding: value, as: UTF8.self) == #"{"served":2}"#)
+            #expect(ContinuousClock.now - started < .seconds(15))
+            #expect(await server.waitForClosedConnections(1, timeout: .seconds(20)), "the slow attempt was cut")
+            #expect(server.snapshot.requestCount == 2)
+        }
+    }
+}
