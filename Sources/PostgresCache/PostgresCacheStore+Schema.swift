@@ -5,7 +5,7 @@ internal import PostgresNIO
 
 extension PostgresCacheStore {
     /// The version of the tables this store reads and writes.
-    static let schemaVersion: Int32 = 1
+    static let schemaVersion: Int32 = 2
     /// The advisory lock key (any constant) that serializes schema set-up across a fleet.
     static let schemaLockKey: Int64 = 0x436F_7572_6965_7231  // "Courier1"
 
@@ -80,12 +80,14 @@ extension PostgresCacheStore {
     static let dropStatements: [PostgresQuery] = [
         "DROP TABLE IF EXISTS courier_cache_entries",
         "DROP TABLE IF EXISTS courier_cache_leases",
+        "DROP TABLE IF EXISTS courier_host_pauses",
         "DROP TABLE IF EXISTS courier_cache_schema",
     ]
 
-    /// Version 1. Times the tiered cache compares (request, response, expiry) are seconds since
-    /// 1970 from the writer's clock, as `CachedResponse` holds them; last access and lease expiry
-    /// come from the server's clock, one clock for the whole fleet.
+    /// Version 2 (version 1 had no host pauses). Times the tiered cache compares (request,
+    /// response, expiry) are seconds since 1970 from the writer's clock, as `CachedResponse`
+    /// holds them; last access, lease expiry and the end of a host's pause come from the
+    /// server's clock, one clock for the whole fleet.
     static let createStatements: [PostgresQuery] = [
         """
         CREATE TABLE courier_cache_entries (
@@ -113,6 +115,12 @@ extension PostgresCacheStore {
             key_digest bytea PRIMARY KEY,
             token text NOT NULL,
             expires_at timestamptz NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE courier_host_pauses (
+            host text PRIMARY KEY,
+            until timestamptz NOT NULL
         )
         """,
         """

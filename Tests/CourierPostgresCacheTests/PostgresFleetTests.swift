@@ -64,6 +64,36 @@ struct PostgresFleetTests {
         }
     }
 
+    @Test("a 429 with Retry-After to one process pauses its host for two others, which send it nothing")
+    func hostPausesAcrossProcesses() async throws {
+        try await withPostgresStore { cluster, store in
+            try await store.prepare()
+            try await withTestServer { server in
+                let first = try FleetMember(
+                    cluster: cluster, server: server, path: "/quota", query: "key=fleet", mode: ["pause", "1", "0"])
+                #expect(await first.line(startingWith: "result") == "result unacceptableStatus 429")
+                let one = await first.finish()
+                #expect(one.status == 0, "\(first.transcript)")
+                #expect(first.transcript.contains("event hostPaused"))
+                #expect(try await cluster.psql("SELECT count(*) FROM courier_host_pauses") == "1")
+                // Started after the pause was shared: each reads it before its loads.
+                let others = try (0..<2).map { _ in
+                    try FleetMember(
+                        cluster: cluster, server: server, path: "/quota", query: "key=fleet",
+                        mode: ["pause", "3", "1500"])
+                }
+                for other in others {
+                    for _ in 0..<3 {
+                        let result = await other.line(startingWith: "result")
+                        #expect(result == "result hostPaused -", "\(other.transcript)")
+                    }
+                    #expect(await other.finish().status == 0)
+                }
+                #expect(server.requests(to: "/quota").count == 1, "only the first process asked the host")
+            }
+        }
+    }
+
     @Test("three processes load one slow cold URL at once: one origin request, the others get the shared entry")
     func collapsingAcrossProcesses() async throws {
         try await withPostgresStore { cluster, store in

@@ -80,6 +80,57 @@ import Testing
     }
 }
 
+/// The race alone: each order in which its sides can end.
+@Suite struct HedgeRaceTests {
+    @Test func aDecisiveFirstAnswerWinsAndNoHedgeGoesAfterIt() {
+        var race = HedgeRace()
+        #expect(race.ended(.first, decisive: true) == .take)
+        #expect(race.hedgeWakes() == false, "a decided race sends no hedge")
+        #expect(race.hedgeNotSent() == .ignore)
+    }
+
+    @Test func aRetryableFailureBeforeTheDelayWinsAtOnce() {
+        var race = HedgeRace()
+        #expect(race.ended(.first, decisive: false) == .take, "no hedge is out: the retry policy takes over")
+        #expect(race.hedgeWakes() == false)
+    }
+
+    @Test func aRetryableFailureWaitsForAHedgeThatWent() {
+        var race = HedgeRace()
+        #expect(race.hedgeWakes() == true)
+        #expect(race.ended(.first, decisive: false) == .hold)
+        #expect(race.ended(.hedge, decisive: true) == .take)
+    }
+
+    @Test func twoFailuresEndWithTheLast() {
+        var race = HedgeRace()
+        #expect(race.hedgeWakes() == true)
+        #expect(race.ended(.hedge, decisive: false) == .hold)
+        #expect(race.ended(.first, decisive: false) == .take)
+    }
+
+    @Test func aHedgeRefusedAfterWakingReleasesTheHeldFailure() {
+        var race = HedgeRace()
+        #expect(race.hedgeWakes() == true)
+        #expect(race.ended(.first, decisive: false) == .hold)
+        #expect(race.hedgeNotSent() == .takeHeld)
+    }
+
+    @Test func aHedgeRefusedEarlyLeavesTheRaceToTheFirst() {
+        var race = HedgeRace()
+        #expect(race.hedgeWakes() == true)
+        #expect(race.hedgeNotSent() == .ignore)
+        #expect(race.ended(.first, decisive: false) == .take)
+    }
+
+    @Test func theLoserIsIgnored() {
+        var race = HedgeRace()
+        #expect(race.hedgeWakes() == true)
+        #expect(race.ended(.hedge, decisive: true) == .take)
+        #expect(race.ended(.first, decisive: true) == .ignore)
+    }
+}
+
 /// Hedged loads under a coordinator: through a mock first, for each rule, then through curl.
 @Suite struct HedgingLoadTests {
     struct Item: Resource {
@@ -141,15 +192,16 @@ import Testing
         let (mock, counts) = Self.mock { _ in (.zero, 200) }
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
         var item = Item()
-        item.hedging = Hedging(delay: .fixed(.milliseconds(100)), maximumShare: 1)
+        item.hedging = Hedging(delay: .fixed(.seconds(1)), maximumShare: 1)
         for _ in 0..<5 { _ = try await item.load(using: coordinator) }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(1_500))
         #expect(counts.withLock { $0.sent } == 5, "each load's timer ended with its answer")
         await coordinator.shutdown()
     }
 
     @Test func onlyIdempotentLoadsHedge() async throws {
-        let (mock, counts) = Self.mock { _ in (.milliseconds(150), 200) }
+        // The POST's answer comes after its hedge's delay; the PUT's first attempt never does.
+        let (mock, counts) = Self.mock { $0 == 2 ? (.seconds(30), 200) : (.milliseconds(150), 200) }
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
         _ = try await Item(method: .post).load(using: coordinator)
         #expect(counts.withLock { $0.sent } == 1, "a POST is never hedged")
@@ -159,7 +211,7 @@ import Testing
     }
 
     @Test func aResourceOptsOutOfItsCoordinatorsHedging() async throws {
-        let (mock, counts) = Self.mock { _ in (.milliseconds(100), 200) }
+        let (mock, counts) = Self.mock { $0 == 2 ? (.seconds(30), 200) : (.milliseconds(100), 200) }
         var configuration = Self.configuration()
         configuration.hedging = Hedging(delay: .fixed(.milliseconds(10)), maximumShare: 1)
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
@@ -171,14 +223,32 @@ import Testing
     }
 
     @Test func aFailureTheRetryPolicyWouldRepeatWaitsForTheHedge() async throws {
-        // The first attempt fails with a 503 while the hedge is out; the hedge's 200 wins, and
+        // The first attempt fails with a 503 once the hedge is out; the hedge's 200 wins, and
         // no retry is sent.
-        let (mock, counts) = Self.mock { $0 == 1 ? (.milliseconds(60), 503) : (.milliseconds(150), 200) }
+        let mock = MockTransport()
+        let sent = LockedValue(0)
+        mock.respondToAll { _, _ in
+            let number = sent.withLock { sent in
+                sent += 1
+                return sent
+            }
+            if number == 1 {
+                while sent.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                return .serviceUnavailable()
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            return .json(#"{"served":\#(number)}"#)
+        }
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
+        let events = coordinator.events(bufferingNewest: 100)
         let value = try await Item().load(using: coordinator)
         #expect(String(decoding: value, as: UTF8.self) == #"{"served":2}"#)
-        #expect(counts.withLock { $0 } == (2, 0))
+        #expect(sent.withLock { $0 } == 2)
         await coordinator.shutdown()
+        var names: [CoordinatorEvent.Kind.Name] = []
+        for await event in events { names.append(event.kind.name) }
+        #expect(names.filter { $0 == .hedged }.count == 1)
+        #expect(!names.contains(.retried))
     }
 
     @Test func aFailureBeforeTheDelaySendsNoHedge() async throws {
@@ -228,9 +298,11 @@ import Testing
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
         let events = coordinator.events(bufferingNewest: 1_000)
         var item = Item()
-        item.hedging = Hedging(delay: .percentile(0.95, minimum: .milliseconds(1)), maximumShare: 0.05)
+        // Warming up with no share: no hedge goes, so the request numbers stay as planned.
+        item.hedging = Hedging(delay: .percentile(0.95, minimum: .milliseconds(1)), maximumShare: 0)
         for _ in 0..<40 { _ = try await item.load(using: coordinator) }
-        #expect(counts.withLock { $0.sent } == 40, "a 2 ms host needs no hedge")
+        #expect(counts.withLock { $0.sent } == 40)
+        item.hedging = Hedging(delay: .percentile(0.95, minimum: .milliseconds(1)), maximumShare: 0.05)
         let started = ContinuousClock.now
         let value = try await item.load(using: coordinator)
         #expect(String(decoding: value, as: UTF8.self) == #"{"served":42}"#)
@@ -246,7 +318,15 @@ import Testing
         let (mock, counts) = Self.mock { _ in (.seconds(30), 200) }
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration())
         let load = Task { try await Item().load(using: coordinator) }
-        while counts.withLock({ $0.sent }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let waitStarted = ContinuousClock.now
+        while counts.withLock({ $0.sent }) < 2 {
+            guard ContinuousClock.now - waitStarted < .seconds(30) else {
+                Issue.record("no hedge went")
+                load.cancel()
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         let started = ContinuousClock.now
         await coordinator.shutdown(cancellingInFlight: true)
         let result = await load.result

@@ -3,6 +3,10 @@
 //
 //     courier-pg-fleet-member <postgres port> <base URL> <path> <query name>=<value> plain
 //     courier-pg-fleet-member <postgres port> <base URL> <path> <query name>=<value> collapse <wait s> <lease s>
+//     courier-pg-fleet-member <postgres port> <base URL> <path> <query name>=<value> pause <loads> <wait ms>
+//
+// `pause` waits `wait ms` (for the fleet's host pauses to be read), then loads the URL `loads`
+// times without retries, printing "result ok" or "result <error code> <status>" for each.
 //
 // Prints "event <name>" for each cache event as it happens (so a test knows when it missed and
 // asks the fleet), then "done <source> <body>" and exits 0; "error <description>" and exits 1.
@@ -34,6 +38,7 @@ struct FleetLoad: Resource {
     typealias Response = Data
     var endpoint: Endpoint
     var cachePolicy: CachePolicy
+    var retryPolicy: RetryPolicy?
 }
 
 var postgres = PostgresClient.Configuration(
@@ -52,22 +57,42 @@ let events = coordinator.events()
 let printer = Task {
     for await event in events {
         if let cache = event.kind.cacheEvent { say("event \(cache.name)" + (cache.reason.map { " \($0)" } ?? "")) }
+        if event.kind.name == .hostPaused { say("event hostPaused") }
     }
 }
 let status: Int32
-do {
-    let loaded = try await FleetLoad(
-        endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: policy
-    ).loadResponse(using: coordinator)
+if arguments[5] == "pause", arguments.count == 8, let loads = Int(arguments[6]), let wait = Int(arguments[7]) {
+    try? await Task.sleep(for: .milliseconds(wait))
+    let load = FleetLoad(
+        endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: .networkOnly,
+        retryPolicy: RetryPolicy.none)
+    for _ in 0..<loads {
+        do {
+            _ = try await load.load(using: coordinator)
+            say("result ok")
+        } catch {
+            say("result \(error.code) \(error.status.map { "\($0.code)" } ?? "-")")
+        }
+    }
     await coordinator.shutdown()
     await printer.value
-    say("done \(loaded.source) \(String(decoding: loaded.value, as: UTF8.self))")
+    say("done pause")
     status = 0
-} catch {
-    await coordinator.shutdown()
-    await printer.value
-    say("error \(error)")
-    status = 1
+} else {
+    do {
+        let loaded = try await FleetLoad(
+            endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: policy
+        ).loadResponse(using: coordinator)
+        await coordinator.shutdown()
+        await printer.value
+        say("done \(loaded.source) \(String(decoding: loaded.value, as: UTF8.self))")
+        status = 0
+    } catch {
+        await coordinator.shutdown()
+        await printer.value
+        say("error \(error)")
+        status = 1
+    }
 }
 await transport.shutdown()
 pool.cancel()

@@ -10,6 +10,7 @@ import NIOHTTP1
 /// - `/auth?valid=`: 200 when `Authorization: Bearer <valid>`, else 401.
 /// - `/flaky?key=&failures=&status=&retryAfter=`: the first `failures` requests for `key` get
 ///   `status` (default 503) with `Retry-After: <retryAfter>` when given; later ones 200.
+/// - `/quota?key=`: the first request for `key` gets 429 with `Retry-After: 30`, later ones 200.
 /// - `/slow-first?key=&slow=&delayMs=`: the first `slow` (default 1) requests for `key` answer
 ///   `{"served": n}` after `delayMs` (default 5000), later ones at once.
 /// - `/envelope?count=`: `{"data": {"items": [{"id": i, "name": "item-i"}...]}, "meta": {...}}`.
@@ -127,6 +128,19 @@ extension TestServer {
                     request.intQuery("status", default: 503), "Unavailable", headers: headers, body: Array("busy".utf8))
             } else {
                 out.send(200, headers: json, body: Array(#"{"attempts":\#(attempt)}"#.utf8))
+            }
+        case "/quota":
+            // A quota spent by the first request for `key`: 429 with `Retry-After: 30`; later
+            // requests get `{"served": n}`.
+            let key = "quota:" + (request.query("key") ?? "default")
+            let served = flakyCounts.withLock { counts in
+                counts[key, default: 0] += 1
+                return counts[key]!
+            }
+            if served == 1 {
+                out.send(429, "Too Many Requests", headers: [("Retry-After", "30")], body: Array("spent".utf8))
+            } else {
+                out.send(200, headers: json, body: Array(#"{"served":\#(served)}"#.utf8))
             }
         case "/slow-first":
             // The first `slow` requests for `key` answer after `delayMs`, later ones at once; the

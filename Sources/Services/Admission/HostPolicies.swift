@@ -18,10 +18,12 @@ final class HostPolicies: Sendable {
         var limit: AdaptiveLimitMachine?
         /// Made by the host's first hedged load.
         var hedges: HedgeMachine?
+        /// When the host's pause ends (`Retry-After`, this process's or the fleet's).
+        var pausedUntil: Duration?
 
         mutating func isIdle(at now: Duration) -> Bool {
             (budget?.isIdle(at: now) ?? true) && (circuit?.isIdle(at: now) ?? true) && (limit?.isIdle ?? true)
-                && (hedges?.isIdle(at: now) ?? true)
+                && (hedges?.isIdle(at: now) ?? true) && (pausedUntil ?? .zero) <= now
         }
     }
 
@@ -31,6 +33,8 @@ final class HostPolicies: Sendable {
         var now: Duration
         /// Attempts in flight to the host with this one (nil: the adaptive limit does not count it).
         var inFlight: Int?
+        /// When the host's pause ends, when a pause refused the attempt (its circuit was not asked).
+        var pausedUntil: Duration?
     }
 
     /// An attempt that went: its circuit ticket and when it was sent, to report its outcome.
@@ -63,16 +67,19 @@ final class HostPolicies: Sendable {
     private static let sweepThreshold = 256
 
     /// Whether attempts ask the table before they go and tell it after: there is a budget, a
-    /// circuit or an adaptive limit to keep (hedged loads use it either way).
+    /// circuit, an adaptive limit or host pauses to keep (hedged loads use it either way).
     let guardsAttempts: Bool
+    /// Whether hosts may be paused (the coordinator shares pauses with a fleet).
+    private let pauses: Bool
 
     /// The table of a coordinator with these policies.
     init(
         budget: RetryBudget?, breaker: CircuitBreaker?, adaptive: AdaptiveConcurrency? = nil, ceiling: Int = 0,
-        clock: any Clock<Duration>
+        pauses: Bool = false, clock: any Clock<Duration>
     ) {
         let adaptive = ceiling > 0 ? adaptive : nil
-        guardsAttempts = budget != nil || breaker != nil || adaptive != nil
+        guardsAttempts = budget != nil || breaker != nil || adaptive != nil || pauses
+        self.pauses = pauses
         self.budget = budget
         self.breaker = breaker
         self.adaptive = adaptive
@@ -93,21 +100,23 @@ final class HostPolicies: Sendable {
     /// Whether outcomes are reported: hosts have circuits or adaptive limits.
     var watchesOutcomes: Bool { breaker != nil || adaptive != nil }
 
-    /// Asks `host`'s circuit whether an attempt may go (`usesCircuit` false: it may), and
+    /// Asks `host`'s pause (when `network`) and circuit whether an attempt may go
+    /// (`usesCircuit` false: the circuit lets it), and
     /// counts a load in its retry budget when this is the load's `first` attempt and it goes
     /// (a load an open circuit refused is not one the host was sent); counts it in flight for
     /// the adaptive limit when `timesLimit`.
-    func admit(_ host: HostQueue.Host, first: Bool, usesCircuit: Bool, timesLimit: Bool) -> Admission {
+    func admit(
+        _ host: HostQueue.Host, first: Bool, network: Bool = true, usesCircuit: Bool, timesLimit: Bool
+    ) -> Admission {
         let now = elapsed()
         var inFlight: Int?
+        var pausedUntil: Duration?
         let circuit = state.withLock { hosts in
-            if hosts[host] == nil, hosts.count >= Self.sweepThreshold {
-                hosts = hosts.filter { entry in
-                    var entry = entry.value
-                    return !entry.isIdle(at: now)
+            withEntry(host, in: &hosts, at: now) { entry in
+                if network, let until = entry.pausedUntil, until > now {
+                    pausedUntil = until
+                    return CircuitBreakerMachine.Admission.refuse(until: until)
                 }
-            }
-            return withEntry(host, in: &hosts) { entry in
                 let admission =
                     usesCircuit ? entry.circuit?.admit(at: now) ?? Self.unbroken : Self.unbroken
                 if case .go = admission {
@@ -117,7 +126,7 @@ final class HostPolicies: Sendable {
                 return admission
             }
         }
-        return Admission(circuit: circuit, now: now, inFlight: inFlight)
+        return Admission(circuit: circuit, now: now, inFlight: inFlight, pausedUntil: pausedUntil)
     }
 
     /// What an attempt no circuit watches gets.
@@ -130,7 +139,7 @@ final class HostPolicies: Sendable {
     ) -> Changes {
         let now = elapsed()
         return state.withLock { hosts in
-            withEntry(host, in: &hosts) { entry in
+            withEntry(host, in: &hosts, at: now) { entry in
                 var changes = Changes()
                 changes.circuit = entry.circuit?.record(outcome, pass.ticket, at: now) ?? .none
                 if let inFlight = pass.inFlight,
@@ -150,15 +159,35 @@ final class HostPolicies: Sendable {
         guard budget != nil else { return true }
         let now = elapsed()
         return state.withLock { hosts in
-            withEntry(host, in: &hosts) { entry in entry.budget?.retry(at: now) ?? true }
+            withEntry(host, in: &hosts, at: now) { entry in entry.budget?.retry(at: now) ?? true }
         }
     }
 
-    /// Whether `host`'s circuit would refuse an attempt `delay` from now (a retry's pause).
+    /// Whether `host`'s pause or circuit would refuse an attempt `delay` from now (a retry's
+    /// pause).
     func refuses(_ host: HostQueue.Host, after delay: Duration) -> Bool {
-        guard breaker != nil else { return false }
+        guard breaker != nil || pauses else { return false }
         let now = elapsed()
-        return state.withLock { hosts in hosts[host]?.circuit?.refuses(at: now, after: delay) ?? false }
+        return state.withLock { hosts in
+            guard let entry = hosts[host] else { return false }
+            if let until = entry.pausedUntil, until > now + delay { return true }
+            return entry.circuit?.refuses(at: now, after: delay) ?? false
+        }
+    }
+
+    /// Pauses `host` for `duration` from now, unless a longer pause is on; whether the host
+    /// was not paused before.
+    @discardableResult
+    func pause(_ host: HostQueue.Host, for duration: Duration) -> Bool {
+        guard pauses, duration > .zero else { return false }
+        let now = elapsed()
+        return state.withLock { hosts in
+            withEntry(host, in: &hosts, at: now) { entry in
+                let current = entry.pausedUntil ?? .zero
+                entry.pausedUntil = max(current, now + duration)
+                return current <= now
+            }
+        }
     }
 
     /// Counts a hedged load's first attempt to `host`, sent now, and says when its hedge would
@@ -166,7 +195,7 @@ final class HostPolicies: Sendable {
     func hedgedLoadSent(to host: HostQueue.Host, _ hedging: Hedging) -> (delay: Duration?, sentAt: Duration) {
         let now = elapsed()
         let delay = state.withLock { hosts in
-            withEntry(host, in: &hosts) { entry in
+            withEntry(host, in: &hosts, at: now) { entry in
                 var machine = entry.hedges ?? HedgeMachine()
                 defer { entry.hedges = machine }
                 return machine.loadSent(hedging, at: now)
@@ -180,7 +209,7 @@ final class HostPolicies: Sendable {
     func hedge(to host: HostQueue.Host, _ hedging: Hedging) -> String? {
         let now = elapsed()
         return state.withLock { hosts in
-            withEntry(host, in: &hosts) { entry in
+            withEntry(host, in: &hosts, at: now) { entry in
                 var machine = entry.hedges ?? HedgeMachine()
                 defer { entry.hedges = machine }
                 guard machine.hasRoom(hedging, at: now) else { return "share" }
@@ -195,7 +224,7 @@ final class HostPolicies: Sendable {
     func answered(_ host: HostQueue.Host, sentAt: Duration) {
         let now = elapsed()
         state.withLock { hosts in
-            withEntry(host, in: &hosts) { entry in entry.hedges?.answered(after: now - sentAt, at: now) }
+            withEntry(host, in: &hosts, at: now) { entry in entry.hedges?.answered(after: now - sentAt, at: now) }
         }
     }
 
@@ -233,13 +262,19 @@ final class HostPolicies: Sendable {
         }
     }
 
-    /// Runs `body` on `host`'s entry, made when missing, in place.
+    /// Runs `body` on `host`'s entry, made when missing, in place; a new host past
+    /// ``sweepThreshold`` first drops the idle ones at `now`.
     private func withEntry<T>(
-        _ host: HostQueue.Host, in hosts: inout [HostQueue.Host: Entry], _ body: (inout Entry) -> T
-    )
-        -> T
-    {
-        body(
+        _ host: HostQueue.Host, in hosts: inout [HostQueue.Host: Entry], at now: Duration,
+        _ body: (inout Entry) -> T
+    ) -> T {
+        if hosts[host] == nil, hosts.count >= Self.sweepThreshold {
+            hosts = hosts.filter { entry in
+                var entry = entry.value
+                return !entry.isIdle(at: now)
+            }
+        }
+        return body(
             &hosts[
                 host,
                 default: Entry(

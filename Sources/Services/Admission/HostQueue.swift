@@ -31,6 +31,23 @@ final class HostQueue: Sendable {
             authorityHash = Int(truncatingIfNeeded: hasher.value)
         }
 
+        /// The host ``name`` names (`scheme://authority`); nil for anything else.
+        init?(name: String) {
+            let characters = Array(name.utf8)
+            guard
+                let colon = characters.indices.first(where: { index in
+                    characters[index...].starts(with: "://".utf8)
+                })
+            else { return nil }
+            let scheme = String(decoding: characters[..<colon], as: UTF8.self)
+            let authority = String(decoding: characters[(colon + 3)...], as: UTF8.self)
+            self.scheme = scheme.isEmpty ? nil : String(scheme)
+            self.authority = authority.isEmpty ? nil : String(authority)
+            var hasher = KeyHasher()
+            hasher.combine(self.authority)
+            authorityHash = Int(truncatingIfNeeded: hasher.value)
+        }
+
         /// `scheme://authority`, as metrics and snapshots name it.
         var name: String { "\(scheme ?? "")://\(authority ?? "")" }
 

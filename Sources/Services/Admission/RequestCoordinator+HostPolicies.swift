@@ -12,7 +12,8 @@ extension RequestCoordinator {
         /// It goes; its outcome is reported to the host's circuit and adaptive limit with this
         /// pass (nil: neither watches it).
         case go(HostPolicies.Pass?)
-        /// The host's circuit is open: the load ends with this `circuitOpen`.
+        /// The host's circuit is open, or the host is paused: the load ends with this
+        /// `circuitOpen` or `hostPaused`.
         case refused(ServiceError)
     }
 
@@ -26,7 +27,8 @@ extension RequestCoordinator {
         // A stream's or a download's attempt lasts as long as its body: not a sample of the
         // host's load.
         let admission = policies.admit(
-            transfer.host, first: attempt == 1, usesCircuit: watched, timesLimit: transfer.receiver == nil)
+            transfer.host, first: attempt == 1, network: transfer.stub == nil, usesCircuit: watched,
+            timesLimit: transfer.receiver == nil)
         switch admission.circuit {
         case .go(let ticket):
             guard watched else { return .go(nil) }
@@ -36,6 +38,10 @@ extension RequestCoordinator {
             }
             return .go(HostPolicies.Pass(ticket: ticket, sentAt: admission.now, inFlight: admission.inFlight))
         case .refuse(let until):
+            if let paused = admission.pausedUntil {
+                telemetry?.span?.attributes["courier.host.paused"] = true
+                return .refused(.hostPaused(transfer.host.name, retryAfter: paused - admission.now))
+            }
             telemetry?.span?.attributes["courier.circuit"] = "open"
             return .refused(.circuitOpen(transfer.host.name, retryAfter: until.map { $0 - admission.now }))
         }

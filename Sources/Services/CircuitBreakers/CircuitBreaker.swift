@@ -74,7 +74,7 @@ public struct CircuitBreaker: Sendable, Hashable {
         switch error.code {
         case .cannotConnect, .timedOut, .connectionClosed, .networkFailed, .dnsFailed, .tlsFailed: return true
         case .cancelled, .shutDown, .invalidRequest, .bodyNotReplayable, .requestBodyFailed, .fileAccess,
-            .circuitOpen:
+            .circuitOpen, .hostPaused:
             return nil
         default: return false
         }

@@ -34,8 +34,12 @@ public actor RequestCoordinator {
     nonisolated let hostQueue: HostQueue?
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
-    /// Each host's retry budget, circuit, adaptive limit and hedging state.
+    /// Each host's retry budget, circuit, adaptive limit, hedging state and pause.
     nonisolated let hostPolicies: HostPolicies
+    /// The cache's store that shares host pauses with a fleet, if any (``HostPausing``).
+    nonisolated let hostPausingStore: (any HostPausing)?
+    /// Reads the fleet's host pauses until shutdown.
+    private nonisolated let hostPauseFollower: Task<Void, Never>?
     private nonisolated let cacheObserver: UInt64?
     /// Records the pool gauges (``Configuration/poolGaugeInterval``) until shutdown.
     private nonisolated let poolGauges: Task<Void, Never>?
@@ -68,9 +72,14 @@ public actor RequestCoordinator {
                 initialLineLimit: configuration.adaptiveConcurrency.map {
                     AdaptiveLimitMachine($0, ceiling: ceiling).initialLimit
                 }) : nil
-        hostPolicies = HostPolicies(
+        let pausing = Self.hostPausingStore(in: configuration.cache)
+        hostPausingStore = pausing
+        let policies = HostPolicies(
             budget: configuration.retryBudget, breaker: configuration.circuitBreaker,
-            adaptive: configuration.adaptiveConcurrency, ceiling: ceiling, clock: configuration.clock)
+            adaptive: configuration.adaptiveConcurrency, ceiling: ceiling, pauses: pausing != nil,
+            clock: configuration.clock)
+        hostPolicies = policies
+        hostPauseFollower = pausing.map { Self.followHostPauses(in: $0, into: policies, logger: backgroundLogger) }
         self.backgroundLogger = backgroundLogger
         let events = self.events
         let metricsFactory = configuration.metricsFactory
@@ -87,6 +96,7 @@ public actor RequestCoordinator {
     deinit {
         if let cacheObserver { configuration.cache?.observers.remove(cacheObserver) }
         poolGauges?.cancel()
+        hostPauseFollower?.cancel()
     }
 
     /// Loads waiting for their turn (``Configuration/maximumLoadsPerHost``) right now, by
@@ -189,6 +199,10 @@ public actor RequestCoordinator {
         if let poolGauges {
             poolGauges.cancel()
             await poolGauges.value
+        }
+        if let hostPauseFollower {
+            hostPauseFollower.cancel()
+            await hostPauseFollower.value
         }
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()

@@ -28,6 +28,13 @@ extension ServiceError.Code {
     public static let circuitOpen = ServiceError.Code(
         "circuitOpen",
         suggestion: "The host failed repeatedly, so Courier stopped sending to it for a while; try again later.")
+    /// The host asked to be left alone for a while (`429` or `503` with `Retry-After`, to this
+    /// process or, through a fleet tier that keeps host pauses, to another of its fleet), so
+    /// the load was not sent. `ServiceError.retryAfter` says when the pause ends.
+    public static let hostPaused = ServiceError.Code(
+        "hostPaused",
+        suggestion:
+            "The host asked for a pause (Retry-After), so Courier is not sending to it until then; try again later.")
     /// A request body could not be encoded (for example a non-finite number in JSON).
     public static let encodingFailed = ServiceError.Code(
         "encodingFailed", suggestion: "The request body could not be encoded; check the values it contains.")
@@ -40,6 +47,14 @@ extension ServiceError {
         var error = ServiceError(
             .circuitOpen, "The circuit for \(host) is open after repeated failures; the request was not sent.")
         error.retryAfter = retryAfter ?? .zero
+        return error
+    }
+
+    /// What a load gets when `host` is paused for `retryAfter` more.
+    static func hostPaused(_ host: String, retryAfter: Duration) -> ServiceError {
+        var error = ServiceError(
+            .hostPaused, "\(host) asked for a pause (Retry-After) that has not ended; the request was not sent.")
+        error.retryAfter = retryAfter
         return error
     }
 

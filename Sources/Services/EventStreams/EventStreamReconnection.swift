@@ -65,7 +65,7 @@ struct EventStreamReconnection: Sendable {
         }
         guard attemptsWithoutEvent < maximumAttempts else { return error.map(Decision.fail) ?? .finish }
         attemptsWithoutEvent += 1
-        if let error, error.code == .circuitOpen, let retryAfter = error.retryAfter {
+        if let error, error.code == .circuitOpen || error.code == .hostPaused, let retryAfter = error.retryAfter {
             return .reconnect(after: max(delay, retryAfter))
         }
         return .reconnect(after: delay)
@@ -73,6 +73,6 @@ struct EventStreamReconnection: Sendable {
 
     /// Whether a new connection may fare better after `error`.
     static func reconnects(after error: ServiceError) -> Bool {
-        error.code == .truncatedBody || error.code == .circuitOpen || error.isRetryable
+        error.code == .truncatedBody || error.code == .circuitOpen || error.code == .hostPaused || error.isRetryable
     }
 }

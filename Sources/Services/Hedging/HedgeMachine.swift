@@ -24,8 +24,9 @@ struct HedgeMachine: Sendable {
         case .fixed(let delay):
             return max(delay, .zero)
         case .percentile(let quantile, let minimum):
+            // A NaN (a computed quantile gone wrong) reads as the default p95.
             let observed = latencies.quantile(
-                min(max(quantile, 0), 1), at: now, minimumSamples: Self.minimumSamples)
+                quantile.isNaN ? 0.95 : min(max(quantile, 0), 1), at: now, minimumSamples: Self.minimumSamples)
             return observed.map { max($0, minimum) }
         }
     }

@@ -28,8 +28,8 @@ public struct Hedging: Sendable, Hashable {
         case fixed(Duration)
         /// The host's observed latency at `quantile` (0.95: its p95), no less than `minimum`:
         /// the time from the first attempt's sending to the answer that won, over the host's
-        /// hedged loads of the last 10 seconds, to within a fifth. Until 20 such loads came
-        /// back in that window, loads to the host do not hedge.
+        /// hedged loads of the last 5 to 10 seconds (two generations of 5 s), to within a
+        /// fifth. Until 20 such loads came back in that window, loads to the host do not hedge.
         case percentile(Double, minimum: Duration)
     }
 

@@ -51,52 +51,54 @@ extension RequestCoordinator {
         pass: HostPolicies.Pass?, sentAt: Duration, _ telemetry: LoadTelemetry?
     ) async -> Result<TransportResponse, ServiceError> {
         let options = Self.withoutCancellation(transfer.options)
-        let hedgeSent = LockedValue(false)
+        let state = LockedValue(HedgeRace())
         return await withTaskGroup(of: Racer.self) { group in
             group.addTask { .first(await self.send(request, body: transfer.body, options: options)) }
             group.addTask {
-                await self.hedge(
-                    request, of: transfer, hedging, after: delay, options: options, sent: hedgeSent, telemetry)
+                await self.hedge(request, of: transfer, hedging, after: delay, options: options, race: state, telemetry)
             }
             var winner: Result<TransportResponse, ServiceError>?
-            var fallback: Result<TransportResponse, ServiceError>?
-            var firstDone = false
-            var hedgeDone = false
+            var held: Result<TransportResponse, ServiceError>?
             while let racer = await group.next() {
                 let outcome: Result<TransportResponse, ServiceError>
+                let verdict: HedgeRace.Verdict
                 switch racer {
                 case .none:
-                    hedgeDone = true
-                    continue
+                    verdict = state.withLock { $0.hedgeNotSent() }
+                    guard verdict == .takeHeld, let held else { continue }
+                    outcome = held
                 case .first(let result):
-                    firstDone = true
                     outcome = result
                     if let pass {
                         record(result, of: transfer, attempt: 1, pass: pass, in: hostPolicies, telemetry: telemetry)
                     }
+                    let decisive = decides(result, of: transfer)
+                    verdict = state.withLock { $0.ended(.first, decisive: decisive) }
                 case .hedge(let result, let hedgePass):
-                    hedgeDone = true
                     outcome = result
                     if let hedgePass {
                         record(
                             result, of: transfer, attempt: 1, pass: hedgePass, in: hostPolicies, telemetry: telemetry)
                     }
+                    let decisive = decides(result, of: transfer)
+                    verdict = state.withLock { $0.ended(.hedge, decisive: decisive) }
+                    if verdict == .take, decisive { hedgeWon(transfer, telemetry: telemetry) }
                 }
-                guard winner == nil else { continue }
-                // A failure the retry policy would repeat waits for the other side, if it is
-                // out: the hedge, once sent, or the first attempt.
-                let otherOut =
-                    if case .first = racer { !hedgeDone && hedgeSent.withLock { $0 } } else { !firstDone }
-                if otherOut && !decides(outcome, of: transfer) {
-                    fallback = outcome
-                    continue
+                if hostPausingStore != nil, verdict != .takeHeld {
+                    notePause(outcome, of: transfer, telemetry: telemetry)
                 }
-                winner = outcome
-                if case .hedge = racer { hedgeWon(transfer, telemetry: telemetry) }
-                if case .success = outcome { hostPolicies.answered(transfer.host, sentAt: sentAt) }
-                group.cancelAll()
+                switch verdict {
+                case .hold:
+                    held = outcome
+                case .take, .takeHeld:
+                    winner = outcome
+                    if case .success = outcome { hostPolicies.answered(transfer.host, sentAt: sentAt) }
+                    group.cancelAll()
+                case .ignore:
+                    break
+                }
             }
-            return winner ?? fallback ?? .failure(.cancelled())
+            return winner ?? held ?? .failure(.cancelled())
         }
     }
 
@@ -110,11 +112,17 @@ extension RequestCoordinator {
     /// once more.
     private nonisolated func hedge(
         _ request: HTTPRequest, of transfer: PlannedTransfer, _ hedging: Hedging, after delay: Duration,
-        options: TransferOptions, sent: LockedValue<Bool>, _ telemetry: LoadTelemetry?
+        options: TransferOptions, race: LockedValue<HedgeRace>, _ telemetry: LoadTelemetry?
     ) async -> Racer {
         do {
             try await configuration.clock.sleep(for: delay)
         } catch {
+            return .none
+        }
+        guard race.withLock({ $0.hedgeWakes() }) else { return .none }
+        // An open circuit or a pause refuses the hedge before it spends any budget.
+        if hostPolicies.refuses(transfer.host, after: .zero) {
+            hedgeRefused(transfer, reason: "circuit", telemetry: telemetry)
             return .none
         }
         if let reason = hostPolicies.hedge(to: transfer.host, hedging) {
@@ -130,7 +138,6 @@ extension RequestCoordinator {
                 return .none
             }
         }
-        sent.withLock { $0 = true }
         var request = request
         transfer.stampDeadline(on: &request)  // what is left now, not when the first went
         events.emit(transfer.id, .hedged(host: transfer.host.name, delay: delay))

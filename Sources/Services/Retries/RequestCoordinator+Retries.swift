@@ -98,6 +98,7 @@ extension RequestCoordinator {
         if let pass {
             record(outcome, of: transfer, attempt: attempt, pass: pass, in: hostPolicies, telemetry: telemetry)
         }
+        if hostPausingStore != nil { notePause(outcome, of: transfer, telemetry: telemetry) }
         return retryDecision(after: outcome, of: transfer, attempt: attempt, telemetry: telemetry)
     }
 

@@ -35,6 +35,10 @@ extension CoordinatorEvent.Kind {
         /// Its first attempt was still out after the hedge's delay, and a hedge went (`host`,
         /// `delay`). See ``Hedging``.
         public static let hedged = Name("hedged")
+        /// Its attempt got a `429` or `503` with `Retry-After`, and a cache store that shares
+        /// host pauses with a fleet is configured: the host is paused for the whole fleet
+        /// (`host`, `delay`). See `HostPausing`.
+        public static let hostPaused = Name("hostPaused")
         /// It ended with a response (`status`, `metrics`, `duration`).
         public static let finished = Name("finished")
         /// It failed (`errorCode`, `status` when there was one, `duration`).
@@ -75,7 +79,7 @@ extension CoordinatorEvent.Kind {
         switch base {
         case .retried(_, let delay, _): delay
         case .circuitOpened(_, let coolDown): coolDown
-        case .hedged(_, let delay): delay
+        case .hedged(_, let delay), .hostPaused(_, let delay): delay
         default: nil
         }
     }
@@ -84,7 +88,8 @@ extension CoordinatorEvent.Kind {
     /// `hedged`).
     public var host: String? {
         switch base {
-        case .circuitOpened(let host, _), .circuitClosed(let host), .limitChanged(let host, _), .hedged(let host, _):
+        case .circuitOpened(let host, _), .circuitClosed(let host), .limitChanged(let host, _), .hedged(let host, _),
+            .hostPaused(let host, _):
             host
         default: nil
         }

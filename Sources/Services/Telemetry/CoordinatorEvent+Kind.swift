@@ -25,6 +25,7 @@ extension CoordinatorEvent {
             case circuitClosed(host: String)
             case limitChanged(host: String, limit: Int)
             case hedged(host: String, delay: Duration)
+            case hostPaused(host: String, delay: Duration)
             case finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration)
             case failed(code: ServiceError.Code, status: HTTPResponse.Status?, duration: Duration)
             case cache(CacheEvent)
@@ -67,6 +68,11 @@ extension CoordinatorEvent {
         }
         /// This load's first attempt to `host` was still out after `delay`: a hedge went.
         package static func hedged(host: String, delay: Duration) -> Kind { Kind(.hedged(host: host, delay: delay)) }
+        /// This load's attempt got a `429` or `503` with `Retry-After`: `host` is paused for
+        /// `delay`, here and for the fleet.
+        package static func hostPaused(host: String, delay: Duration) -> Kind {
+            Kind(.hostPaused(host: host, delay: delay))
+        }
         /// The load delivered a value: status, curl's timings and the time since it began.
         package static func finished(status: HTTPResponse.Status, metrics: TransferMetrics, duration: Duration) -> Kind
         {
@@ -93,6 +99,7 @@ extension CoordinatorEvent {
             case .circuitClosed: .circuitClosed
             case .limitChanged: .limitChanged
             case .hedged: .hedged
+            case .hostPaused: .hostPaused
             case .finished: .finished
             case .failed: .failed
             case .cache: .cache

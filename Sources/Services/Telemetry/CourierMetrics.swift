@@ -30,6 +30,7 @@ struct CourierMetrics: Sendable {
     static let circuitTransitions = "courier.circuit.transitions"
     static let hostLimit = "courier.host.limit"
     static let hedges = "courier.hedges"
+    static let hostPauses = "courier.host.pauses"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
     static let fleet = "courier.cache.fleet"
@@ -93,6 +94,11 @@ struct CourierMetrics: Sendable {
         var dimensions = [("outcome", outcome)]
         if let reason { dimensions.append(("reason", reason)) }
         Counter(label: Self.hedges, dimensions: dimensions, factory: factory).increment()
+    }
+
+    /// Records a host paused by its `Retry-After`.
+    func hostPaused() {
+        Counter(label: Self.hostPauses, factory: factory).increment()
     }
 
     /// Records `host`'s adaptive limit.
