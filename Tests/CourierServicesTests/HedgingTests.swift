@@ -233,7 +233,10 @@ import Testing
                 return sent
             }
             if number == 1 {
-                while sent.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+                let waited = ContinuousClock.now
+                while sent.withLock({ $0 }) < 2, ContinuousClock.now - waited < .seconds(30) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 return .serviceUnavailable()
             }
             try await Task.sleep(for: .milliseconds(100))

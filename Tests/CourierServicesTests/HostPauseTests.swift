@@ -120,6 +120,29 @@ actor PausingTestStore: HostPausing {
         #expect(names.contains(.hostPaused))
     }
 
+    @Test func theLoadsOwnRetryWaitsThePauseOut() async throws {
+        // The load that got the 429 retries once the pause ends, however the fleet's copy of
+        // the pause, read back a moment later, ends: it is not refused.
+        struct Retrying: Resource {
+            typealias Response = Data
+            var endpoint: Endpoint { Endpoint("https://quota.example.com", path: "/item") }
+        }
+        let store = PausingTestStore()
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item", with: [.tooManyRequests(retryAfter: .seconds(1)), .json("{}")])
+        let coordinator = Self.coordinator(store, mock)
+        let events = coordinator.events(bufferingNewest: 100)
+        let started = ContinuousClock.now
+        _ = try await Retrying().load(using: coordinator)
+        #expect(ContinuousClock.now - started >= .seconds(1), "the retry waited for the pause")
+        #expect(mock.requestCount == 2)
+        await coordinator.shutdown()
+        var names: [CoordinatorEvent.Kind.Name] = []
+        for await event in events { names.append(event.kind.name) }
+        #expect(names.contains(.retried))
+        #expect(!names.contains(.retryRefused))
+    }
+
     @Test func aStoreThatFailsLeavesThisProcesssPauseInPlace() async throws {
         let store = PausingTestStore()
         await store.setFailing(true)

@@ -8,7 +8,9 @@ import Glibc
 
 /// ``LoopBound``: the loop's state is touched on its own thread only, never in overlapping
 /// accesses, and debug builds (the tests') trap on either.
-@Suite("Loop-bound state: one thread, checked")
+// Serialized: each exit test runs a copy of the test process; two at once on 2 cores only
+// slowed the rest of the suite.
+@Suite("Loop-bound state: one thread, checked", .serialized)
 struct LoopBoundTests {
     /// Runs `body` on a new thread and waits for it.
     static func onAnotherThread(_ body: @escaping () -> Void) {

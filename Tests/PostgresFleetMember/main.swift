@@ -5,8 +5,9 @@
 //     courier-pg-fleet-member <postgres port> <base URL> <path> <query name>=<value> collapse <wait s> <lease s>
 //     courier-pg-fleet-member <postgres port> <base URL> <path> <query name>=<value> pause <loads> <wait ms>
 //
-// `pause` waits `wait ms` (for the fleet's host pauses to be read), then loads the URL `loads`
-// times without retries, printing "result ok" or "result <error code> <status>" for each.
+// `pause` waits until the store holds a host pause and `wait ms` more (when `wait` is not 0), so
+// that its coordinator has read it, then loads the URL `loads` times without retries, printing
+// "result ok" or "result <error code> <status>" for each.
 //
 // Prints "event <name>" for each cache event as it happens (so a test knows when it missed and
 // asks the fleet), then "done <source> <body>" and exits 0; "error <description>" and exits 1.
@@ -62,7 +63,15 @@ let printer = Task {
 }
 let status: Int32
 if arguments[5] == "pause", arguments.count == 8, let loads = Int(arguments[6]), let wait = Int(arguments[7]) {
-    try? await Task.sleep(for: .milliseconds(wait))
+    if wait > 0 {
+        // Until the fleet's store holds a pause, then `wait` more: the coordinator reads the
+        // pauses every second.
+        let started = ContinuousClock.now
+        while (try? await store.hostPauses())?.isEmpty != false, ContinuousClock.now - started < .seconds(60) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        try? await Task.sleep(for: .milliseconds(wait))
+    }
     let load = FleetLoad(
         endpoint: Endpoint(arguments[2], path: arguments[3], query: query), cachePolicy: .networkOnly,
         retryPolicy: RetryPolicy.none)

@@ -104,15 +104,25 @@ public final class ChildProcess: Sendable {
         return (child.wait(), output)
     }
 
+    /// The child's wait status once it exited (nil before). The wait happens outside the lock,
+    /// so that a blocking `wait()` never holds up `hasExited` on another thread; when two
+    /// threads wait at once, the one the kernel does not answer (`ECHILD`) reads the other's
+    /// result.
     private func reap(blocking: Bool) -> Int32? {
-        status.withLock { status in
-            if let status { return status }
-            var raw: Int32 = 0
-            var result: pid_t
-            repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
-            if result == pid { status = raw }
-            return status
+        if let known = status.withLock({ $0 }) { return known }
+        var raw: Int32 = 0
+        var result: pid_t
+        repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+        if result == pid {
+            status.withLock { $0 = raw }
+            return raw
         }
+        guard result == -1, errno == ECHILD else { return nil }
+        for _ in 0..<1_000 {  // the other waiter stores its status in a moment
+            if let known = status.withLock({ $0 }) { return known }
+            usleep(1_000)
+        }
+        return nil
     }
 }
 

@@ -36,10 +36,11 @@ extension NginxServer {
                 ssl_protocols TLSv1.2 TLSv1.3;
                 http2_max_concurrent_streams 128;
                 keepalive_requests 10000;
-                # `return` answers before the request body arrives, and nginx then reads and drops
-                # the body, closing the connection after 5 s without a byte (30 s in all) by
-                # default: a streamed body whose producer task waited that long for a thread of
-                # the cooperative pool (two tests blocking it, on 2 cores) then failed with EPIPE.
+                # A `return` may answer before the request body has arrived; nginx then reads the
+                # rest and drops it, and by default closes the connection after 5 s without a
+                # byte (lingering_timeout) or 30 s in all (lingering_time). A streamed body whose
+                # producer waited that long for a thread of the cooperative pool (two tests
+                # blocking it, on 2 cores) then failed with EPIPE: allow minutes instead.
                 lingering_timeout 120s;
                 lingering_time 300s;
                 server {

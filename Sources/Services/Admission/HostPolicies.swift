@@ -163,28 +163,40 @@ final class HostPolicies: Sendable {
         }
     }
 
-    /// Whether `host`'s pause or circuit would refuse an attempt `delay` from now (a retry's
-    /// pause).
-    func refuses(_ host: HostQueue.Host, after delay: Duration) -> Bool {
-        guard breaker != nil || pauses else { return false }
+    /// Why an attempt would be refused.
+    enum Refusal: Sendable, Equatable {
+        /// The host is paused for `left` more.
+        case paused(left: Duration)
+        /// Its circuit is open.
+        case circuit
+    }
+
+    /// Why `host`'s pause or circuit would refuse an attempt `delay` from now (a retry's
+    /// pause), if either would.
+    func refusal(_ host: HostQueue.Host, after delay: Duration) -> Refusal? {
+        guard breaker != nil || pauses else { return nil }
         let now = elapsed()
         return state.withLock { hosts in
-            guard let entry = hosts[host] else { return false }
-            if let until = entry.pausedUntil, until > now + delay { return true }
-            return entry.circuit?.refuses(at: now, after: delay) ?? false
+            guard let entry = hosts[host] else { return nil }
+            if let until = entry.pausedUntil, until > now + delay { return .paused(left: until - now) }
+            return entry.circuit?.refuses(at: now, after: delay) == true ? .circuit : nil
         }
     }
 
-    /// Pauses `host` for `duration` from now, unless a longer pause is on; whether the host
-    /// was not paused before.
+    /// Whether `host`'s pause or circuit would refuse an attempt `delay` from now.
+    func refuses(_ host: HostQueue.Host, after delay: Duration) -> Bool { refusal(host, after: delay) != nil }
+
+    /// Pauses `host` for `duration` from now, unless a pause that ends no more than
+    /// `tolerance` sooner is on (the fleet's copy of this process's own pause, read back a
+    /// moment later, changes nothing); whether the host was not paused before.
     @discardableResult
-    func pause(_ host: HostQueue.Host, for duration: Duration) -> Bool {
+    func pause(_ host: HostQueue.Host, for duration: Duration, tolerance: Duration = .zero) -> Bool {
         guard pauses, duration > .zero else { return false }
         let now = elapsed()
         return state.withLock { hosts in
             withEntry(host, in: &hosts, at: now) { entry in
                 let current = entry.pausedUntil ?? .zero
-                entry.pausedUntil = max(current, now + duration)
+                if now + duration > current + tolerance { entry.pausedUntil = now + duration }
                 return current <= now
             }
         }

@@ -48,8 +48,14 @@ final class HostQueue: Sendable {
             authorityHash = Int(truncatingIfNeeded: hasher.value)
         }
 
-        /// `scheme://authority`, as metrics and snapshots name it.
-        var name: String { "\(scheme ?? "")://\(authority ?? "")" }
+        /// `scheme://authority`, as metrics, events, snapshots and the fleet's host pauses name
+        /// it, without any user information (`user:password@`) the authority carries.
+        var name: String {
+            let visible = authority.map { authority in
+                authority.lastIndex(of: "@").map { String(authority[authority.index(after: $0)...]) } ?? authority
+            }
+            return "\(scheme ?? "")://\(visible ?? "")"
+        }
 
         static func == (lhs: Host, rhs: Host) -> Bool {
             lhs.authorityHash == rhs.authorityHash && lhs.authority == rhs.authority && lhs.scheme == rhs.scheme

@@ -40,6 +40,8 @@ public actor RequestCoordinator {
     nonisolated let hostPausingStore: (any HostPausing)?
     /// Reads the fleet's host pauses until shutdown.
     private nonisolated let hostPauseFollower: Task<Void, Never>?
+    /// Pauses being written to the fleet's store, which shutdown waits for.
+    nonisolated let hostPauseWrites = PendingWrites()
     private nonisolated let cacheObserver: UInt64?
     /// Records the pool gauges (``Configuration/poolGaugeInterval``) until shutdown.
     private nonisolated let poolGauges: Task<Void, Never>?
@@ -79,7 +81,11 @@ public actor RequestCoordinator {
             adaptive: configuration.adaptiveConcurrency, ceiling: ceiling, pauses: pausing != nil,
             clock: configuration.clock)
         hostPolicies = policies
-        hostPauseFollower = pausing.map { Self.followHostPauses(in: $0, into: policies, logger: backgroundLogger) }
+        // The fleet's pauses are times on the real clock: a coordinator on a test clock keeps
+        // only its own.
+        hostPauseFollower =
+            configuration.clock is ContinuousClock
+            ? pausing.map { Self.followHostPauses(in: $0, into: policies, logger: backgroundLogger) } : nil
         self.backgroundLogger = backgroundLogger
         let events = self.events
         let metricsFactory = configuration.metricsFactory
@@ -200,10 +206,6 @@ public actor RequestCoordinator {
             poolGauges.cancel()
             await poolGauges.value
         }
-        if let hostPauseFollower {
-            hostPauseFollower.cancel()
-            await hostPauseFollower.value
-        }
         flights.shutDown(cancelling: cancellingInFlight)
         hostQueue?.shutDown()
         cancelStreams(endlessOnly: !cancellingInFlight)
@@ -211,6 +213,11 @@ public actor RequestCoordinator {
             await withCheckedContinuation { drainWaiters.append($0) }
         }
         await flights.drained()
+        await hostPauseWrites.drained()
+        if let hostPauseFollower {
+            hostPauseFollower.cancel()
+            await hostPauseFollower.value
+        }
         events.finishAll()
     }
 

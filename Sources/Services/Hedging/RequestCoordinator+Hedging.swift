@@ -84,13 +84,18 @@ extension RequestCoordinator {
                     verdict = state.withLock { $0.ended(.hedge, decisive: decisive) }
                     if verdict == .take, decisive { hedgeWon(transfer, telemetry: telemetry) }
                 }
-                if hostPausingStore != nil, verdict != .takeHeld {
+                // The outcome that wins is noted by the retry loop, like any attempt's; those
+                // that lose, here.
+                if hostPausingStore != nil, verdict == .ignore {
                     notePause(outcome, of: transfer, telemetry: telemetry)
                 }
                 switch verdict {
                 case .hold:
                     held = outcome
                 case .take, .takeHeld:
+                    if verdict == .take, hostPausingStore != nil, let held {  // it lost
+                        notePause(held, of: transfer, telemetry: telemetry)
+                    }
                     winner = outcome
                     if case .success = outcome { hostPolicies.answered(transfer.host, sentAt: sentAt) }
                     group.cancelAll()
@@ -121,8 +126,8 @@ extension RequestCoordinator {
         }
         guard race.withLock({ $0.hedgeWakes() }) else { return .none }
         // An open circuit or a pause refuses the hedge before it spends any budget.
-        if hostPolicies.refuses(transfer.host, after: .zero) {
-            hedgeRefused(transfer, reason: "circuit", telemetry: telemetry)
+        if let refusal = hostPolicies.refusal(transfer.host, after: .zero) {
+            hedgeRefused(transfer, reason: refusal == .circuit ? "circuit" : "paused", telemetry: telemetry)
             return .none
         }
         if let reason = hostPolicies.hedge(to: transfer.host, hedging) {
@@ -133,10 +138,19 @@ extension RequestCoordinator {
         if hostPolicies.guardsAttempts {
             switch admit(2, of: transfer, in: hostPolicies, telemetry: telemetry) {
             case .go(let admitted): pass = admitted
-            case .refused:
-                hedgeRefused(transfer, reason: "circuit", telemetry: telemetry)
+            case .refused(let error):
+                hedgeRefused(transfer, reason: error.code == .hostPaused ? "paused" : "circuit", telemetry: telemetry)
                 return .none
             }
+        }
+        // Decided while this hedge was being let through: it does not go.
+        if Task.isCancelled {
+            if let pass {
+                record(
+                    .failure(.cancelled()), of: transfer, attempt: 1, pass: pass, in: hostPolicies,
+                    telemetry: telemetry)
+            }
+            return .none
         }
         var request = request
         transfer.stampDeadline(on: &request)  // what is left now, not when the first went

@@ -31,7 +31,8 @@ extension RequestCoordinator {
                 do {
                     for (name, left) in try await store.hostPauses() {
                         guard let host = HostQueue.Host(name: name) else { continue }
-                        if policies.pause(host, for: left) {
+                        // Within a second of a pause already on: this process's own, read back.
+                        if policies.pause(host, for: left, tolerance: .seconds(1)) {
                             logger?.debug(
                                 "the fleet paused a host",
                                 metadata: ["courier.host": "\(name)", "courier.pause": "\(left)"])
@@ -50,7 +51,9 @@ extension RequestCoordinator {
     nonisolated func notePause(
         _ outcome: Result<TransportResponse, ServiceError>, of transfer: PlannedTransfer, telemetry: LoadTelemetry?
     ) {
-        guard let store = hostPausingStore, transfer.stub == nil, case .success(let response) = outcome else { return }
+        guard let store = hostPausingStore, transfer.stub == nil, transfer.policy.honorsRetryAfter,
+            case .success(let response) = outcome
+        else { return }
         let status = response.head.status.code
         guard status == 429 || status == 503, let value = response.head.headerFields[.retryAfter],
             let asked = RetryPolicy.retryAfter(value, now: configuration.now())
@@ -63,14 +66,53 @@ extension RequestCoordinator {
         telemetry?.metrics?.hostPaused()
         transfer.logger?.debug(
             "pausing a host for the fleet", metadata: ["courier.host": "\(name)", "courier.pause": "\(pause)"])
-        Self.startBackground(on: self) { coordinator in
+        hostPauseWrites.start { [backgroundLogger] in
             do {
                 try await store.pauseHost(name, for: pause)
             } catch {
-                coordinator.backgroundLogger?.debug(
+                backgroundLogger?.debug(
                     "could not share a host's pause with the fleet",
                     metadata: ["courier.host": "\(name)", "error": "\(error)"])
             }
+        }
+    }
+}
+
+/// Writes of host pauses to the fleet's store still under way, which shutdown waits for:
+/// counted when they start (synchronously, with the response that asked for the pause), so a
+/// shutdown right after that load still shares it.
+final class PendingWrites: Sendable {
+    private struct State {
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = LockedValue(State())
+
+    /// Runs `write` in a task of its own, counted until it ends.
+    func start(_ write: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.running += 1 }
+        Task {
+            await write()
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.running -= 1
+                guard state.running == 0 else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Returns once no write is under way.
+    func drained() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
         }
     }
 }

@@ -189,21 +189,32 @@ extension RequestCoordinator {
         // A streamed body was read by the first attempt: there is nothing to send again.
         if transfer.body?.isReplayable == false { return .stands }
         guard
-            let delay = transfer.policy.delay(
+            var delay = transfer.policy.delay(
                 after: outcome, of: transfer.request, attempt: attempt,
                 resumesCutBodies: transfer.receiver?.resumesCutBodies == true, now: configuration.now(),
                 random: Double.random(in: 0..<1))
         else { return .stands }
+        if transfer.stub == nil, let refusal = hostPolicies.refusal(transfer.host, after: delay) {
+            switch refusal {
+            case .circuit:
+                // A circuit that stays open past the pause would refuse the retry anyway.
+                refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
+                return .stands
+            case .paused(let left):
+                // The host asked for a pause (its `Retry-After`, or the fleet's): the retry
+                // waits it out, as long as the retry policy would wait for a `Retry-After`.
+                guard left <= transfer.policy.maximumRetryAfter else {
+                    refuseRetry(attempt, of: transfer, reason: "paused", telemetry: telemetry)
+                    return .stands
+                }
+                delay = left
+            }
+        }
         if let deadline = transfer.deadline, Moment.now + delay >= deadline {
             refuseRetry(attempt, of: transfer, reason: "deadline", telemetry: telemetry)
             return .stands
         }
         if Task.isCancelled || transfer.options.cancellation?.isCancelled == true { return .cancelled }
-        // A circuit that stays open past the pause would refuse the retry anyway.
-        if transfer.stub == nil, hostPolicies.refuses(transfer.host, after: delay) {
-            refuseRetry(attempt, of: transfer, reason: "circuit", telemetry: telemetry)
-            return .stands
-        }
         if !hostPolicies.retry(to: transfer.host) {
             refuseRetry(attempt, of: transfer, reason: "budget", telemetry: telemetry)
             return .stands

@@ -19,8 +19,8 @@ extension CoordinatorEvent.Kind {
         /// An attempt failed and another follows (`attempt`, `delay`, `reason`).
         public static let retried = Name("retried")
         /// An attempt failed and the retry policy would repeat it, but the host's retry
-        /// budget, the load's deadline or the host's open circuit refused (`attempt`, `reason`:
-        /// `budget`, `deadline` or `circuit`).
+        /// budget, the load's deadline, the host's open circuit or its pause refused
+        /// (`attempt`, `reason`: `budget`, `deadline`, `circuit` or `paused`).
         public static let retryRefused = Name("retryRefused")
         /// A decorator asked for the load to be sent once more (a refreshed token).
         public static let replayed = Name("replayed")
@@ -102,7 +102,7 @@ extension CoordinatorEvent.Kind {
     }
 
     /// Why the attempt is repeated: `HTTP 503`, or an error code (`retried`); why it is not:
-    /// `budget`, `deadline` or `circuit` (`retryRefused`).
+    /// `budget`, `deadline`, `circuit` or `paused` (`retryRefused`).
     public var reason: String? {
         switch base {
         case .retried(_, _, let reason), .retryRefused(_, let reason): reason

@@ -9,12 +9,17 @@ internal import Metrics
 /// - `courier.retries` (counter): attempts resent, by `method`.
 /// - `courier.retries.refused` (counter): attempts the retry policy would have resent but
 ///   the host's retry budget or the load's deadline did not, by `method` and `reason`
-///   (`budget`, `deadline`, `circuit`).
+///   (`budget`, `deadline`, `circuit`, `paused`).
 /// - `courier.circuit.transitions` (counter): hosts' circuits that opened or closed
 ///   (``CircuitBreaker``), by `state` (`open` or `closed`); loads refused by an open circuit
 ///   show in `courier.requests` with `error` `circuitOpen`.
 /// - `courier.host.limit` (gauge): a host's adaptive limit (``AdaptiveConcurrency``) each time
 ///   it moves, by `host` (`scheme://authority`).
+/// - `courier.hedges` (counter): hedges (``Hedging``), by `outcome` (`sent`, `won`, or
+///   `refused` with a `reason`: `share`, `budget`, `circuit` or `paused`).
+/// - `courier.host.pauses` (counter): hosts paused for a fleet by a `429` or `503` with
+///   `Retry-After` (`HostPausing`); loads refused by a pause show in `courier.requests` with
+///   `error` `hostPaused`.
 /// - `courier.coalesced` (counter): loads that joined a transfer in flight, by `method`.
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
