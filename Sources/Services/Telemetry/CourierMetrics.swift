@@ -15,6 +15,8 @@ internal import Metrics
 ///   show in `courier.requests` with `error` `circuitOpen`.
 /// - `courier.host.limit` (gauge): a host's adaptive limit (``AdaptiveConcurrency``) each time
 ///   it moves, by `host` (`scheme://authority`).
+/// - `courier.deadline.exceeded` (counter): loads that ended with `timedOut` at their deadline,
+///   by `method` and `source` (`deadline`: a ``Deadline`` scope; `budget`: the load budget).
 /// - `courier.hedges` (counter): hedges (``Hedging``), by `outcome` (`sent`, `won`, or
 ///   `refused` with a `reason`: `share`, `budget`, `circuit` or `paused`).
 /// - `courier.host.pauses` (counter): hosts paused for a fleet by a `429` or `503` with
@@ -35,6 +37,7 @@ struct CourierMetrics: Sendable {
     static let circuitTransitions = "courier.circuit.transitions"
     static let hostLimit = "courier.host.limit"
     static let hedges = "courier.hedges"
+    static let deadlinesExceeded = "courier.deadline.exceeded"
     static let hostPauses = "courier.host.pauses"
     static let coalesced = "courier.coalesced"
     static let cacheLookups = "courier.cache.lookups"
@@ -92,6 +95,13 @@ struct CourierMetrics: Sendable {
     /// Records a circuit that opened or closed.
     func circuit(state: String) {
         Counter(label: Self.circuitTransitions, dimensions: [("state", state)], factory: factory).increment()
+    }
+
+    /// Records a load its deadline ended, set by `source` (`deadline`: a ``Deadline``; `budget`:
+    /// the coordinator's load budget).
+    func deadlineExceeded(method: String, source: String) {
+        Counter(label: Self.deadlinesExceeded, dimensions: [("method", method), ("source", source)], factory: factory)
+            .increment()
     }
 
     /// Records a hedge sent, won, or refused for `reason`.

@@ -22,6 +22,8 @@ final class LoadTelemetry: Sendable {
     /// Attributes retry spans repeat from the load's span.
     let server: (address: String, port: Int?)
     let url: String
+    /// When the load must end, and whether a ``Deadline`` (rather than the load budget) set it.
+    let deadline: (at: Moment, isTasks: Bool)?
     private let resends = LockedValue(0)
 
     private init(
@@ -34,6 +36,7 @@ final class LoadTelemetry: Sendable {
         self.usesCache = usesCache
         server = Self.server(of: plan.request)
         url = plan.loggableURL
+        deadline = plan.deadline.map { ($0, $0 == plan.taskDeadline) }
     }
 
     /// Starts the load's span (a child of the task's current context, if any), or returns `nil`
@@ -61,6 +64,11 @@ final class LoadTelemetry: Sendable {
         telemetry.describe(span)
         if background { span.attributes["courier.background"] = true }
         if let operation = plan.operation { span.attributes["courier.operation"] = operation }
+        if let deadline = telemetry.deadline {
+            let left = (deadline.at - Moment.now).components
+            span.attributes["courier.deadline.ms"] = max(
+                left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000, 0)
+        }
         return telemetry
     }
 
@@ -108,6 +116,16 @@ final class LoadTelemetry: Sendable {
 
     /// Ends the span of a load that failed with `error` and records its metrics.
     func failed(_ error: ServiceError, status: Int?, duration: Duration) {
+        // Ended by its deadline: a timeout at (or within 20 ms of, as curl counts) the instant.
+        let exceeded =
+            deadline.flatMap { deadline in
+                error.code == .timedOut && Moment.now + .milliseconds(20) >= deadline.at
+                    ? (deadline.isTasks ? "deadline" : "budget") : nil
+            }
+        if let exceeded {
+            span?.attributes["courier.deadline.exceeded"] = exceeded
+            metrics?.deadlineExceeded(method: method, source: exceeded)
+        }
         if let span {
             if let status { span.attributes["http.response.status_code"] = status }
             span.attributes["error.type"] = error.code.description
