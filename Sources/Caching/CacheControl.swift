@@ -66,6 +66,11 @@ package struct CacheControl: Sendable, Hashable {
     }
     /// `must-revalidate`: never serve stale (`proxy-revalidate` is for shared caches only).
     package var mustRevalidate: Bool { contains("must-revalidate") }
+    /// Whether a cache never serves the response stale: `must-revalidate`, and in a shared cache
+    /// also `proxy-revalidate` and `s-maxage`, which implies it (RFC 9111, section 5.2.2.10).
+    package func mustRevalidate(shared: Bool) -> Bool {
+        mustRevalidate || (shared && (contains("proxy-revalidate") || contains("s-maxage")))
+    }
     /// `max-age`.
     package var maxAge: DeltaSeconds? { seconds("max-age") }
     /// `stale-while-revalidate` seconds (RFC 5861), when valid.

@@ -14,18 +14,22 @@ extension HTTPCacheRules {
         package var staleness: TimeInterval { age - lifetime }
     }
 
-    /// The freshness of `entry` at `now`.
-    package static func freshness(of entry: CachedResponse, now: Date) -> Freshness {
-        Freshness(lifetime: freshnessLifetime(of: entry), age: currentAge(of: entry, now: now))
+    /// The freshness of `entry` at `now`, in a private cache or, when `shared`, in a shared one.
+    package static func freshness(of entry: CachedResponse, now: Date, shared: Bool = false) -> Freshness {
+        Freshness(lifetime: freshnessLifetime(of: entry, shared: shared), age: currentAge(of: entry, now: now))
     }
 
     /// `max-age`, else `Expires` minus `Date`, else the heuristic. An invalid `max-age` (a
     /// decimal, a sign, spaces around `=`), two `max-age`s that disagree, an invalid `Expires`
     /// (such as `0`, or a date in none of the three HTTP forms), or two `Expires` lines that
-    /// disagree mean already expired (sections 4.2.1 and 5.3).
-    package static func freshnessLifetime(of entry: CachedResponse) -> TimeInterval {
+    /// disagree mean already expired (sections 4.2.1 and 5.3). A `shared` cache takes
+    /// `s-maxage` first, read by the same rules (section 5.2.2.10).
+    package static func freshnessLifetime(of entry: CachedResponse, shared: Bool = false) -> TimeInterval {
         let fields = entry.headerFields
         let control = CacheControl(fields)
+        if shared, let sharedMaxAge = control.seconds("s-maxage") {
+            return control.hasConflictingValues("s-maxage") ? 0 : TimeInterval(sharedMaxAge.value ?? 0)
+        }
         if let maxAge = control.maxAge {
             return control.hasConflictingValues("max-age") ? 0 : TimeInterval(maxAge.value ?? 0)
         }
@@ -97,16 +101,24 @@ extension HTTPCacheRules {
     /// accepts one stale by at most N seconds (any, without N) unless the response says
     /// `must-revalidate` or `no-cache`. `stale-while-revalidate` applies only to requests
     /// without `max-age` and `min-fresh`.
-    package static func decide(_ entry: CachedResponse, for request: HTTPRequest, now: Date) -> Decision {
+    ///
+    /// A `shared` cache reads the entry by its rules: `s-maxage` first, and `proxy-revalidate`
+    /// (or `s-maxage`) as `must-revalidate`.
+    package static func decide(
+        _ entry: CachedResponse, for request: HTTPRequest, now: Date, shared: Bool = false
+    ) -> Decision {
         let control = CacheControl(entry.headerFields)
         let requestControl = CacheControl(request.headerFields)
-        let freshness = freshness(of: entry, now: now)
+        let freshness = freshness(of: entry, now: now, shared: shared)
+        let mustRevalidate = control.mustRevalidate(shared: shared)
         let requestMaxAge = requestControl.maxAge
         let mustValidate =
             control.requiresRevalidation || requestControl.noCache || requestMaxAge == .invalid
             || requestMaxAge?.value == 0
-        if !mustValidate && satisfies(requestControl, entry: control, freshness: freshness) { return .fresh }
-        if !mustValidate, !control.mustRevalidate, requestMaxAge == nil, requestControl.seconds("min-fresh") == nil,
+        if !mustValidate && satisfies(requestControl, mustRevalidate: mustRevalidate, freshness: freshness) {
+            return .fresh
+        }
+        if !mustValidate, !mustRevalidate, requestMaxAge == nil, requestControl.seconds("min-fresh") == nil,
             let window = control.staleWhileRevalidate, freshness.staleness <= TimeInterval(window)
         {
             return .staleWhileRevalidate
@@ -116,24 +128,25 @@ extension HTTPCacheRules {
 
     /// Whether a response with `freshness` meets the request's `max-age`, `min-fresh` and
     /// `max-stale`.
-    private static func satisfies(_ request: CacheControl, entry: CacheControl, freshness: Freshness) -> Bool {
+    private static func satisfies(_ request: CacheControl, mustRevalidate: Bool, freshness: Freshness) -> Bool {
         if let maxAge = request.maxAge?.value, freshness.age > TimeInterval(maxAge) { return false }
         if let minFresh = request.seconds("min-fresh") {
             guard let seconds = minFresh.value, -freshness.staleness >= TimeInterval(seconds) else { return false }
         }
         if freshness.isFresh { return true }
-        guard case .some(let limit) = request.directives["max-stale"], !entry.mustRevalidate else { return false }
+        guard case .some(let limit) = request.directives["max-stale"], !mustRevalidate else { return false }
         guard limit != nil else { return true }  // `max-stale` alone: any staleness
         guard let seconds = request.seconds("max-stale")?.value else { return false }
         return freshness.staleness <= TimeInterval(seconds)
     }
 
     /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
-    /// no more than the window, and neither `must-revalidate` nor an unqualified `no-cache`.
-    package static func mayServeOnError(_ entry: CachedResponse, now: Date) -> Bool {
+    /// no more than the window, and neither `must-revalidate` nor an unqualified `no-cache` (nor,
+    /// when `shared`, `proxy-revalidate` or `s-maxage`).
+    package static func mayServeOnError(_ entry: CachedResponse, now: Date, shared: Bool = false) -> Bool {
         let control = CacheControl(entry.headerFields)
-        guard !control.mustRevalidate, !control.requiresRevalidation else { return false }
-        let freshness = freshness(of: entry, now: now)
+        guard !control.mustRevalidate(shared: shared), !control.requiresRevalidation else { return false }
+        let freshness = freshness(of: entry, now: now, shared: shared)
         if freshness.isFresh { return true }
         guard let window = control.staleIfError else { return false }
         return freshness.staleness <= TimeInterval(window)

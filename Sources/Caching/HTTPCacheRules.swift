@@ -39,6 +39,16 @@ package enum HTTPCacheRules {
             || heuristicallyCacheable.contains(response.status.code)
     }
 
+    /// Whether a shared cache (a tier a fleet shares) may also keep a response a private cache
+    /// keeps: never one marked `private` (section 5.2.2.7), and one to a request with
+    /// `Authorization` only when it says `public`, `s-maxage` or `must-revalidate` (section 3.5).
+    package static func sharedMayStore(request: HTTPRequest, responseFields fields: HTTPFields) -> Bool {
+        let control = CacheControl(fields)
+        if control.contains("private") { return false }
+        guard request.headerFields[.authorization] != nil else { return true }
+        return control.contains("public") || control.contains("s-maxage") || control.mustRevalidate
+    }
+
     /// The fields of `response` worth storing: without the hop-by-hop fields and the fields
     /// its `Connection` names (section 3.1).
     package static func storedFields(of response: HTTPResponse) -> HTTPFields {

@@ -12,6 +12,8 @@ actor LeasingTestStore: CacheLeasing {
     nonisolated var tier: CacheTier { .shared }
 
     private var entries: [CacheKey: CachedResponse] = [:]
+    /// Entries stored (what the fleet would see).
+    var entryCount: Int { entries.count }
     private var leases: [CacheKey: (token: String, expires: Duration)] = [:]
     private var serial = 0
     private nonisolated let clock: ImmediateTestClock

@@ -35,7 +35,8 @@ extension RequestCoordinator {
                     merged.variant = HTTPCacheRules.variant(of: request, responseFields: merged.headerFields)
                 }
                 events.emit(plan.id, .cache(.revalidated(key: label, notModified: true)))
-                await store(merged, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan)
+                await store(
+                    merged, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
                 let answer = lookup.range.flatMap { HTTPCacheRules.partial(merged, range: $0) } ?? merged
                 var execution = Execution.cached(
                     answer, source: .revalidated, now: responseTime, metrics: network.response.metrics)
@@ -56,7 +57,9 @@ extension RequestCoordinator {
             case .http:
                 // stale-if-error (RFC 5861): failures to connect, and 500, 502, 503 and 504.
                 let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
-                guard serverError, HTTPCacheRules.mayServeOnError(fallback.response, now: configuration.now())
+                guard serverError,
+                    HTTPCacheRules.mayServeOnError(
+                        fallback.response, now: configuration.now(), shared: fallback.tier == .shared)
                 else { throw error }
             default:
                 throw error
@@ -77,7 +80,7 @@ extension RequestCoordinator {
         do {
             let value = try await finish(network)
             if let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime) {
-                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan)
+                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
             }
             return value
         } catch let error as ServiceError
@@ -86,7 +89,7 @@ extension RequestCoordinator {
             if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
                 let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime)
             {
-                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan)
+                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
             }
             throw error
         }

@@ -22,7 +22,9 @@ extension RequestCoordinator {
         let requestTime = configuration.now()
         var stored = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
         if let found = stored, !HTTPCacheRules.matchesVariant(found.response, request: get) { stored = nil }
-        if let found = stored, let serve = storedAnswer(found.response, policy: policy, request: get, now: requestTime),
+        if let found = stored,
+            let serve = storedAnswer(
+                found.response, policy: policy, request: get, now: requestTime, shared: found.tier == .shared),
             !serve.refresh
         {
             events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
@@ -43,7 +45,7 @@ extension RequestCoordinator {
             {
                 if policy.mode == .http { updated.expiresAt = HTTPCacheRules.retainedUntil(updated) }
                 events.emit(plan.id, .cache(.revalidated(key: key.description, notModified: true)))
-                await store(updated, key: key, tiers: policy.tiers, cache: cache, plan: plan)
+                await store(updated, key: key, tiers: policy.tiers, cache: cache, plan: plan, request: get)
             } else {
                 await cache.removeEntry(for: key)
                 events.emit(plan.id, .cache(.invalidated(key: key.description)))

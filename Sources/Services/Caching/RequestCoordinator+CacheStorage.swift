@@ -31,7 +31,7 @@ extension RequestCoordinator {
         plan.logger?.debug(
             "network failed; serving the cached response", metadata: ["courier.error.code": "\(error.code)"])
         let now = configuration.now()
-        let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now).isFresh
+        let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now, shared: fallback.tier == .shared).isFresh
         let execution = Execution.cached(
             HTTPCacheRules.unvalidated(fallback.response), source: ResponseSource(fallback.tier), now: now,
             isStale: stale, networkError: error)
@@ -58,9 +58,22 @@ extension RequestCoordinator {
         return entry
     }
 
+    /// Stores `entry`, the response to `request`, in `tiers`; under `CachePolicy.http`, a tier
+    /// the fleet shares only when a shared cache may keep it (``HTTPCacheRules/sharedMayStore``:
+    /// never `private`, and an answer to `Authorization` only when it allows it). Policies that
+    /// choose their own freshness (`cacheElseNetwork`, `networkElseCache`) store where they say.
     nonisolated func store(
-        _ entry: CachedResponse, key: CacheKey, tiers: CachePolicy.Tiers, cache: TieredCache, plan: LoadPlan
+        _ entry: CachedResponse, key: CacheKey, tiers: CachePolicy.Tiers, cache: TieredCache, plan: LoadPlan,
+        request: HTTPRequest?
     ) async {
+        var tiers = tiers
+        if plan.cachePolicy.mode == .http, tiers.contains(.shared),
+            !HTTPCacheRules.sharedMayStore(request: request ?? plan.request, responseFields: entry.headerFields)
+        {
+            tiers.remove(.shared)
+            plan.logger?.trace("not stored in the shared tier: the response is for one user")
+        }
+        guard !tiers.isEmpty else { return }
         let kept = await cache.store(entry, for: key, in: tiers)
         for tier in [CacheTier.memory, .disk, .shared] where kept.contains(tier.policyTiers) {
             events.emit(plan.id, .cache(.stored(tier, key: key.description, bytes: entry.cost)))

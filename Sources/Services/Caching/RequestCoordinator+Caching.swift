@@ -77,12 +77,17 @@ extension RequestCoordinator {
             case .updates(_, let whenStale):
                 serve = (false, false)
                 if whenStale,
-                    let plain = storedAnswer(found.response, policy: policy, request: request, now: requestTime),
+                    let plain = storedAnswer(
+                        found.response, policy: policy, request: request, now: requestTime,
+                        shared: found.tier == .shared),
                     !plain.stale
                 {
                     isFinal = true
                 }
-            case .load: serve = storedAnswer(found.response, policy: policy, request: request, now: requestTime)
+            case .load:
+                serve = storedAnswer(
+                    found.response, policy: policy, request: request, now: requestTime,
+                    shared: found.tier == .shared)
             }
             if let serve, let answer {
                 events.emit(plan.id, .cache(.hit(found.tier, key: label)))
@@ -117,9 +122,10 @@ extension RequestCoordinator {
             plan, request: request, lookup: lookup, cache: cache, plainLoad: intent.isLoad, finish: finish)
     }
 
-    /// Whether a plain load under `policy` is answered by `entry` without a request, and how.
+    /// Whether a plain load under `policy` is answered by `entry` without a request, and how;
+    /// `shared` when the entry comes from a tier a fleet shares, read by a shared cache's rules.
     nonisolated func storedAnswer(
-        _ entry: CachedResponse, policy: CachePolicy, request: HTTPRequest, now: Date
+        _ entry: CachedResponse, policy: CachePolicy, request: HTTPRequest, now: Date, shared: Bool = false
     ) -> (stale: Bool, refresh: Bool)? {
         switch policy.mode {
         case .cacheOnly:
@@ -128,8 +134,8 @@ extension RequestCoordinator {
             let age = now.timeIntervalSince(entry.responseTime)
             return age >= 0 && age < maxAge / .seconds(1) ? (false, false) : nil
         case .http:
-            switch HTTPCacheRules.decide(entry, for: request, now: now) {
-            case .fresh: return (!HTTPCacheRules.freshness(of: entry, now: now).isFresh, false)
+            switch HTTPCacheRules.decide(entry, for: request, now: now, shared: shared) {
+            case .fresh: return (!HTTPCacheRules.freshness(of: entry, now: now, shared: shared).isFresh, false)
             case .staleWhileRevalidate: return (true, true)
             case .revalidate, .unusable: return nil
             }

@@ -119,7 +119,8 @@ extension RequestCoordinator {
         let now = configuration.now()
         guard let found = await cache.lookup(key, in: policy.tiers),
             HTTPCacheRules.matchesVariant(found.response, request: request),
-            let serve = storedAnswer(found.response, policy: policy, request: request, now: now)
+            let serve = storedAnswer(
+                found.response, policy: policy, request: request, now: now, shared: found.tier == .shared)
         else { return nil }
         events.emit(plan.id, .cache(.hit(found.tier, key: key.description)))
         let execution = Execution.cached(
