@@ -18,9 +18,10 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, CustomDebu
     /// The request as a `curl` command, secrets masked: set on the errors of loads, streams and
     /// transfers, and shown by ``debugDescription``.
     public var curlCommand: CurlCommand?
-    /// How long until the same request may succeed, when Courier knows: for
-    /// `circuitOpen` (an open circuit breaker), the cool-down left before the circuit lets a probe through
-    /// (zero while a probe is under way). A gateway can pass it on as `Retry-After`.
+    /// How long until the same request may succeed, when Courier knows: for `circuitOpen` (an
+    /// open circuit breaker), the cool-down left before the circuit lets a probe through (zero
+    /// while a probe is under way); for `hostPaused`, what is left of the host's pause. A
+    /// gateway can pass it on as `Retry-After`.
     public var retryAfter: Duration?
 
     /// Creates an error.

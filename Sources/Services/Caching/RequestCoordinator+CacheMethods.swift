@@ -34,7 +34,11 @@ extension RequestCoordinator {
                 isStale: serve.stale)
             return (try await finish(execution), execution)
         }
-        if policy.mode == .cacheOnly || CacheControl(request.headerFields).contains("only-if-cached") {
+        if CacheControl(request.headerFields).contains("only-if-cached") {
+            throw ServiceError.onlyIfCachedMiss(
+                "The request says only-if-cached, and nothing usable is cached for \(key.description).")
+        }
+        if policy.mode == .cacheOnly {
             throw ServiceError(.cacheMiss, "Nothing usable is cached for \(key.description).")
         }
         let execution = try await execute(plan, decorated: request)

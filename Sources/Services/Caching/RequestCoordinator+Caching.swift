@@ -112,8 +112,8 @@ extension RequestCoordinator {
             throw ServiceError(.cacheMiss, "Nothing usable is cached for \(label).")
         }
         if CacheControl(request.headerFields).contains("only-if-cached") {
-            throw ServiceError(
-                .cacheMiss, "The request says only-if-cached, and nothing stored for \(label) satisfies it.")
+            throw ServiceError.onlyIfCachedMiss(
+                "The request says only-if-cached, and nothing stored for \(label) satisfies it.")
         }
         let lookup = CacheLookup(
             key: key, hit: hit, revalidating: revalidating, otherVariant: otherVariant, requestTime: requestTime,

@@ -96,7 +96,8 @@ extension RequestCoordinator {
         if plan.request.headerFields[.cacheControl] != nil,
             CacheControl(plan.request.headerFields).contains("only-if-cached")
         {
-            throw ServiceError(.cacheMiss, "The request says only-if-cached, and its load does not read the cache.")
+            throw ServiceError.onlyIfCachedMiss(
+                "The request says only-if-cached, and its load does not read the cache.")
         }
         let execution = try await execute(plan)
         return (try await finish(execution), execution)

@@ -50,6 +50,13 @@ extension ServiceError {
         return error
     }
 
+    /// What a load whose request says `only-if-cached` gets when nothing stored answers it:
+    /// `cacheMiss`, with the status an HTTP cache answers (504 Gateway Timeout, RFC 9111
+    /// section 5.2.1.7) for a caller that wants the HTTP form.
+    static func onlyIfCachedMiss(_ message: String) -> ServiceError {
+        ServiceError(.cacheMiss, message, response: HTTPResponse(status: .gatewayTimeout))
+    }
+
     /// What a load gets when `host` is paused for `retryAfter` more.
     static func hostPaused(_ host: String, retryAfter: Duration) -> ServiceError {
         var error = ServiceError(
