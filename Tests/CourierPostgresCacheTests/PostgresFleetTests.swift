@@ -80,7 +80,7 @@ struct PostgresFleetTests {
                 let others = try (0..<2).map { _ in
                     try FleetMember(
                         cluster: cluster, server: server, path: "/quota", query: "key=fleet",
-                        mode: ["pause", "3", "2000"])
+                        mode: ["pause", "3", "5000"])
                 }
                 for other in others {
                     for _ in 0..<3 {

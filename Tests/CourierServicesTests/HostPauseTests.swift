@@ -87,7 +87,7 @@ actor PausingTestStore: HostPausing {
     @Test func a429WithRetryAfterPausesTheHostForTheFleet() async throws {
         let store = PausingTestStore()
         let first = MockTransport()
-        first.respond(to: .get, "/item", with: [.tooManyRequests(retryAfter: .seconds(6)), .json("{}")])
+        first.respond(to: .get, "/item", with: [.tooManyRequests(retryAfter: .seconds(100)), .json("{}")])
         let second = MockTransport()
         second.respond(to: .get, "/item", with: .json("{}"))
         let one = Self.coordinator(store, first)
@@ -98,23 +98,24 @@ actor PausingTestStore: HostPausing {
         #expect(rateLimited?.status == .tooManyRequests)
         let paused = await serviceError { _ = try await Item().load(using: one) }
         #expect(paused?.code == .hostPaused)
-        #expect((paused?.retryAfter ?? .zero) > .seconds(1) && (paused?.retryAfter ?? .zero) <= .seconds(6))
+        #expect((paused?.retryAfter ?? .zero) > .seconds(50) && (paused?.retryAfter ?? .zero) <= .seconds(100))
         #expect(first.requestCount == 1, "the paused load was not sent")
 
-        // The other process learns of it from the store within its refresh (a second).
+        // The other process learns of it from the store within its refresh (a second; far
+        // longer allowed for a loaded machine and a sanitizer).
         let host = HostQueue.Host(HTTPRequest(method: .get, scheme: "https", authority: "quota.example.com", path: "/"))
         let started = ContinuousClock.now
-        while !other.hostPolicies.refuses(host, after: .zero), ContinuousClock.now - started < .seconds(4) {
+        while !other.hostPolicies.refuses(host, after: .zero), ContinuousClock.now - started < .seconds(60) {
             try await Task.sleep(for: .milliseconds(20))
         }
-        #expect(ContinuousClock.now - started < .seconds(4), "the second coordinator read the pause")
+        #expect(other.hostPolicies.refuses(host, after: .zero), "the second coordinator read the pause")
         #expect(await serviceError { _ = try await Item().load(using: other) }?.code == .hostPaused)
         #expect(second.requestCount == 0)
         await one.shutdown()
         await other.shutdown()
         let written = await store.written
         #expect(written.count == 1 && written.first?.host == "https://quota.example.com")
-        #expect(written.first?.duration == .seconds(6))
+        #expect(written.first?.duration == .seconds(100))
         var names: [CoordinatorEvent.Kind.Name] = []
         for await event in events { names.append(event.kind.name) }
         #expect(names.contains(.hostPaused))
@@ -147,11 +148,11 @@ actor PausingTestStore: HostPausing {
         let store = PausingTestStore()
         await store.setFailing(true)
         let mock = MockTransport()
-        mock.respond(to: .get, "/item", with: [.serviceUnavailable(retryAfter: .seconds(2)), .json("{}")])
+        mock.respond(to: .get, "/item", with: [.serviceUnavailable(retryAfter: .seconds(8)), .json("{}")])
         let coordinator = Self.coordinator(store, mock)
         #expect(await serviceError { _ = try await Item().load(using: coordinator) }?.status == .serviceUnavailable)
         #expect(await serviceError { _ = try await Item().load(using: coordinator) }?.code == .hostPaused)
-        try await Task.sleep(for: .milliseconds(2_100))
+        try await Task.sleep(for: .milliseconds(8_100))
         _ = try await Item().load(using: coordinator)
         #expect(mock.requestCount == 2, "the pause ended, and the host was asked again")
         await coordinator.shutdown()

@@ -53,23 +53,23 @@ import Testing
     }
 
     @Test func sMaxAgeAgesTheSharedCopySooner() async throws {
-        // One instance stores the page; another, 10 s later (its own memory empty), finds the
-        // shared copy stale under s-maxage=5 and revalidates, where the first instance's
-        // memory copy is still fresh under max-age=60.
+        // One instance stores the page; another, a minute later (its own memory empty), finds
+        // the shared copy stale under s-maxage=30 and revalidates, where the first instance's
+        // memory copy is still fresh under max-age=600.
         let store = LeasingTestStore()
-        let (first, firstMock) = Self.coordinator(store, control: "max-age=60, s-maxage=5")
+        let (first, firstMock) = Self.coordinator(store, control: "max-age=600, s-maxage=30")
         _ = try await Page().load(using: first)
         #expect(await store.entryCount == 1)
-        let (second, secondMock) = Self.coordinator(store, control: "max-age=60, s-maxage=5", offset: 10)
+        let (second, secondMock) = Self.coordinator(store, control: "max-age=600, s-maxage=30", offset: 60)
         _ = try await Page().load(using: second)
         #expect(secondMock.requestCount == 1, "the shared copy was stale for the fleet")
         let conditional = secondMock.requests.first?.request.headerFields[.ifNoneMatch]
         #expect(conditional == #""v1""#, "and revalidated with its validator")
-        let (later, laterMock) = Self.coordinator(store, control: "max-age=60, s-maxage=5", offset: 2)
+        let (later, laterMock) = Self.coordinator(store, control: "max-age=600, s-maxage=30", offset: 2)
         _ = try await Page().load(using: later)
         #expect(laterMock.requestCount == 0, "within s-maxage, the shared copy serves")
         _ = try await Page().load(using: first)
-        #expect(firstMock.requestCount == 1, "the private copy is fresh for a minute")
+        #expect(firstMock.requestCount == 1, "the private copy is fresh for ten minutes")
         for coordinator in [first, second, later] { await coordinator.shutdown() }
     }
 }
