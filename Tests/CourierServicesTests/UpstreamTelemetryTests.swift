@@ -64,16 +64,7 @@ struct UpstreamTelemetryTests {
     func hedges() async throws {
         let metrics = TestMetrics()
         let tracer = W3CTestTracer()
-        let mock = MockTransport()
-        let sent = LockedValue(0)
-        mock.respondToAll { _, _ in
-            let number = sent.withLock { sent in
-                sent += 1
-                return sent
-            }
-            if number == 1 { try await Task.sleep(for: .seconds(30)) }
-            return .json("{}")
-        }
+        let (mock, _) = HedgingLoadTests.mock { $0 == 1 ? (.seconds(30), 200) : (.zero, 200) }
         let coordinator = RequestCoordinator(transport: mock, configuration: Self.configuration(metrics, tracer))
         _ = try await Item(hedging: Hedging(delay: .fixed(.milliseconds(20)), maximumShare: 1)).load(using: coordinator)
         await coordinator.shutdown()

@@ -98,6 +98,14 @@ extension TestServer {
         if let servedNow { release(servedNow) }
     }
 
+    /// Counts one more request for `key` and returns how many it has seen (from 1).
+    func nextCount(_ key: String) -> Int {
+        flakyCounts.withLock { counts in
+            counts[key, default: 0] += 1
+            return counts[key]!
+        }
+    }
+
     func servicesRoute(_ request: IncomingRequest, _ out: Responder) -> Bool {
         let json = [("Content-Type", "application/json")]
         switch request.path {
@@ -117,10 +125,7 @@ extension TestServer {
         case "/flaky":
             let key = request.query("key") ?? "default"
             let failures = request.intQuery("failures", default: 1)
-            let attempt = flakyCounts.withLock { counts in
-                counts[key, default: 0] += 1
-                return counts[key]!
-            }
+            let attempt = nextCount(key)
             if attempt <= failures {
                 var headers = [("Content-Type", "text/plain")]
                 if let retryAfter = request.query("retryAfter") { headers.append(("Retry-After", retryAfter)) }
@@ -132,11 +137,7 @@ extension TestServer {
         case "/quota":
             // A quota spent by the first request for `key`: 429 with `Retry-After: 30`; later
             // requests get `{"served": n}`.
-            let key = "quota:" + (request.query("key") ?? "default")
-            let served = flakyCounts.withLock { counts in
-                counts[key, default: 0] += 1
-                return counts[key]!
-            }
+            let served = nextCount("quota:" + (request.query("key") ?? "default"))
             if served == 1 {
                 out.send(429, "Too Many Requests", headers: [("Retry-After", "30")], body: Array("spent".utf8))
             } else {
@@ -145,11 +146,7 @@ extension TestServer {
         case "/slow-first":
             // The first `slow` requests for `key` answer after `delayMs`, later ones at once; the
             // body says which request of the key this was.
-            let key = "slow-first:" + (request.query("key") ?? "default")
-            let served = flakyCounts.withLock { counts in
-                counts[key, default: 0] += 1
-                return counts[key]!
-            }
+            let served = nextCount("slow-first:" + (request.query("key") ?? "default"))
             let body = Array(#"{"served":\#(served)}"#.utf8)
             if served <= request.intQuery("slow", default: 1) {
                 out.after(milliseconds: request.intQuery("delayMs", default: 5000)) {
