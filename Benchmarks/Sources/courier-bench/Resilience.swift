@@ -10,7 +10,8 @@ import Synchronization
 ///   and the time from the upstream's recovery to the first load that succeeds;
 /// - adaptive concurrency: an upstream whose answers slow down with its load, 64 callers: loads
 ///   per second and p99 at fixed limits (a sweep) and with the adaptive limit (target: 0.9x the
-///   best fixed limit's loads per second, p99 bounded);
+///   best fixed limit's loads per second, p99 bounded), and against a fast upstream, the
+///   default fixed limit and the adaptive one (what the adaptive limit costs a healthy host);
 /// - hedging: an upstream that delays one answer in 20 by 200 ms, 8 callers: p99 with and
 ///   without hedging, and the extra requests hedges sent (at most 5% by default);
 /// - deadlines: an upstream that stalls after its head, the time a load takes to end.
@@ -137,6 +138,29 @@ func resilience(report: Report, quick: Bool, runs: Int) async throws {
     report.add(
         congestedScenario, "adaptive (AIMD, default)", unit: "loads/s", samples: [rate], reference: best,
         notes: ["p99 ms": p99, "target x": 0.9], ratioLabel: "the loads/s of")
+
+    // What the adaptive limit costs a host that never slows down: 64 callers against `/ok`,
+    // with the default fixed limit (256) and with the adaptive one, each after a settling round.
+    let fastScenario = "resilience: concurrency limit, a fast upstream (64 callers)"
+    var fixedFast: Figure?
+    for (label, adaptiveConcurrency) in [
+        ("fixed limit (default, 256)", AdaptiveConcurrency?.none), ("adaptive (AIMD, default)", AdaptiveConcurrency()),
+    ] {
+        progress("resilience: fast upstream, \(label)")
+        var configuration = RequestCoordinator.Configuration.resilience(budget: .default, breaker: .default)
+        configuration.adaptiveConcurrency = adaptiveConcurrency
+        let coordinator = RequestCoordinator(transport: transport, configuration: configuration)
+        _ = try await concurrently(coordinator, base: upstream.base, path: "/ok", loads: congestedLoads, callers: 64)
+        let started = ContinuousClock.now
+        let times = try await concurrently(
+            coordinator, base: upstream.base, path: "/ok", loads: congestedLoads * 4, callers: 64)
+        let rate = Double(times.count) / (ContinuousClock.now - started).seconds
+        await coordinator.shutdown()
+        let figure = report.add(
+            fastScenario, label, unit: "loads/s", samples: [rate], reference: fixedFast,
+            notes: ["p99 ms": percentile(times, 0.99)], ratioLabel: "the loads/s of")
+        if fixedFast == nil { fixedFast = figure }
+    }
 
     // Hedging: an upstream that delays one answer in 20 by 200 ms.
     let tailScenario = "resilience: hedging, upstream delaying 1 answer in 20 by 200 ms (8 callers)"

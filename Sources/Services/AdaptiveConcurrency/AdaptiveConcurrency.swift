@@ -11,7 +11,7 @@
 /// round trip, as TCP's slow start); after, 1/limit (about one more every one or two round
 /// trips of a busy host). An attempt that fails as an overloaded host fails (no connection, a
 /// timeout, a dropped connection, a 429, 502, 503 or 504), or a plain answer slower than
-/// ``latencyTolerance`` times the baseline, cuts the limit by ``backoff``, once per round trip
+/// ``latencyTolerance`` times the baseline (and 1 ms more at least), cuts the limit by ``backoff``, once per round trip
 /// (the attempts sent before the last cut do not cut it again). Streams and downloads, whose
 /// attempts last as long as their bodies, are not counted. The limit stays within
 /// ``minimumLimit`` and the coordinator's `maximumLoadsPerHost`. Loads that go straight to the
@@ -28,7 +28,8 @@ public struct AdaptiveConcurrency: Sendable, Hashable {
     /// The limit never goes below this.
     public var minimumLimit: Int
     /// How many times the fastest recent attempt an attempt may take before it counts as a
-    /// sign of overload (and at least 2 ms more: a loopback's jitter is not overload).
+    /// sign of overload (and at least 1 ms more: a loopback's jitter is not overload). 1.5 by
+    /// default, as Netflix's gradient limit.
     public var latencyTolerance: Double
     /// The share of the limit kept when it is cut (0.9: a tenth off).
     public var backoff: Double
@@ -37,10 +38,10 @@ public struct AdaptiveConcurrency: Sendable, Hashable {
     /// keeps its last baseline).
     public var latencyWindow: Duration
 
-    /// An adaptive limit; the defaults: from 4, at least 1, slow past twice the baseline, a
+    /// An adaptive limit; the defaults: from 4, at least 1, slow past 1.5 times the baseline, a
     /// tenth off per cut, windows of 10 seconds.
     public init(
-        initialLimit: Int = 4, minimumLimit: Int = 1, latencyTolerance: Double = 2, backoff: Double = 0.9,
+        initialLimit: Int = 4, minimumLimit: Int = 1, latencyTolerance: Double = 1.5, backoff: Double = 0.9,
         latencyWindow: Duration = .seconds(10)
     ) {
         self.minimumLimit = max(minimumLimit, 1)
