@@ -3,15 +3,16 @@ package import HTTPTypes
 /// The directives of every `Cache-Control` field of a message (RFC 9111, section 5.2).
 ///
 /// Names are case-insensitive; a quoted value is unquoted. When a directive appears twice the
-/// first occurrence counts, and ``hasConflictingValues(_:)`` says whether the others disagreed.
-/// A `delta-seconds` value that is not a non-negative integer (`1.5`, `-1`, `60s`), or that has
-/// whitespace around its `=` (`max-age = 60`, which the grammar does not allow), is reported as
-/// invalid, and the rules treat the response as stale (section 4.2.1).
+/// first occurrence counts, on one line or over several. A `delta-seconds` value that is not a
+/// non-negative integer (`1.5`, `3600.0`, `-1`, `60s`, `a60`, `'60'`), or that has whitespace
+/// around its `=`
+/// (`max-age = 60`, which the grammar does not allow), is reported as invalid, and the rules
+/// treat the response as stale (section 4.2.1 encourages it). Leading zeros are fine
+/// (`003600` is 3600); values past 2^31 are 2^31 (section 1.2.2). The table of these choices is
+/// in the Caching article; `CacheFieldRulesTests` pins each one.
 package struct CacheControl: Sendable, Hashable {
     /// Directive names (lower-cased) and their values (nil when the directive has none).
     package private(set) var directives: [String: String?] = [:]
-    /// Directives that appeared again with another value.
-    private var conflicting: Set<String> = []
     /// Directives with whitespace around their `=`.
     private var malformed: Set<String> = []
 
@@ -25,9 +26,6 @@ package struct CacheControl: Sendable, Hashable {
 
     /// Whether `name` is present.
     package func contains(_ name: String) -> Bool { directives[name] != nil }
-
-    /// Whether `name` appeared more than once with different values (`max-age=60, max-age=10`).
-    package func hasConflictingValues(_ name: String) -> Bool { conflicting.contains(name) }
 
     /// A `delta-seconds` directive: `nil` when absent, `.invalid` when its value is not a
     /// non-negative integer. Values past 2^31 are capped there (section 1.2.2).
@@ -88,9 +86,10 @@ package struct CacheControl: Sendable, Hashable {
             let spaceBefore = rest[..<nameEnd].last == " " || rest[..<nameEnd].last == "\t"
             rest = rest[nameEnd...]
             var argument: String?
+            var spaced = false
             if rest.first == "=" {
                 let afterEquals = rest.dropFirst()
-                if spaceBefore || afterEquals.first == " " || afterEquals.first == "\t" { malformed.insert(name) }
+                spaced = spaceBefore || afterEquals.first == " " || afterEquals.first == "\t"
                 rest = afterEquals.drop(while: { $0 == " " || $0 == "\t" })
                 if rest.first == "\"" {
                     var text = ""
@@ -110,11 +109,9 @@ package struct CacheControl: Sendable, Hashable {
                 }
             }
             guard !name.isEmpty else { continue }
-            if let first = directives[name] {
-                if first != argument { conflicting.insert(name) }
-            } else {
-                directives[name] = .some(argument)
-            }
+            guard directives[name] == nil else { continue }
+            directives[name] = .some(argument)
+            if spaced { malformed.insert(name) }
         }
     }
 }

@@ -19,20 +19,17 @@ extension HTTPCacheRules {
         Freshness(lifetime: freshnessLifetime(of: entry, shared: shared), age: currentAge(of: entry, now: now))
     }
 
-    /// `max-age`, else `Expires` minus `Date`, else the heuristic. An invalid `max-age` (a
-    /// decimal, a sign, spaces around `=`), two `max-age`s that disagree, an invalid `Expires`
-    /// (such as `0`, or a date in none of the three HTTP forms), or two `Expires` lines that
-    /// disagree mean already expired (sections 4.2.1 and 5.3). A `shared` cache takes
-    /// `s-maxage` first, read by the same rules (section 5.2.2.10).
+    /// `max-age`, else `Expires` minus `Date`, else the heuristic. Of two `max-age`s the first
+    /// counts (section 4.2.1 allows the first or stale; browsers take the first). An invalid
+    /// `max-age` (a decimal, a sign, a letter, spaces around `=`), an invalid `Expires` (such
+    /// as `0`, or a date in none of the three HTTP forms), or two `Expires` lines that disagree
+    /// mean already expired (sections 4.2.1 and 5.3). A `shared` cache takes `s-maxage` first,
+    /// read by the same rules (section 5.2.2.10).
     package static func freshnessLifetime(of entry: CachedResponse, shared: Bool = false) -> TimeInterval {
         let fields = entry.headerFields
         let control = CacheControl(fields)
-        if shared, let sharedMaxAge = control.seconds("s-maxage") {
-            return control.hasConflictingValues("s-maxage") ? 0 : TimeInterval(sharedMaxAge.value ?? 0)
-        }
-        if let maxAge = control.maxAge {
-            return control.hasConflictingValues("max-age") ? 0 : TimeInterval(maxAge.value ?? 0)
-        }
+        if shared, let sharedMaxAge = control.seconds("s-maxage") { return TimeInterval(sharedMaxAge.value ?? 0) }
+        if let maxAge = control.maxAge { return TimeInterval(maxAge.value ?? 0) }
         let date = dateValue(of: entry)
         let expiresLines = fields[values: .expires]
         if let expires = expiresLines.first {

@@ -29,7 +29,7 @@ struct SharedCacheRulesTests {
         #expect(HTTPCacheRules.freshnessLifetime(of: both) == 60)
         #expect(HTTPCacheRules.freshnessLifetime(of: both, shared: true) == 5)
         #expect(HTTPCacheRules.freshnessLifetime(of: entry("max-age=60"), shared: true) == 60)
-        #expect(HTTPCacheRules.freshnessLifetime(of: entry("s-maxage=5, s-maxage=7"), shared: true) == 0)
+        #expect(HTTPCacheRules.freshnessLifetime(of: entry("s-maxage=5, s-maxage=7"), shared: true) == 5)
         #expect(HTTPCacheRules.freshnessLifetime(of: entry("max-age=60, s-maxage=abc"), shared: true) == 0)
         let later = sent + 10
         #expect(HTTPCacheRules.decide(both, for: request(), now: later) == .fresh)
