@@ -10,14 +10,20 @@ extension PostgresCacheStore {
         /// overhead per row); beyond it the least recently used rows are removed. 256 MiB by
         /// default; nil for no bound.
         public var maximumBytes: Int? = 256 << 20
-        /// Bytes this process stores between two checks of ``maximumBytes`` (a check reads the
-        /// whole table's sizes, so it is not done on every write). nil by default: a twentieth of
+        /// Bytes this process stores between two checks of ``maximumBytes`` (a check sums every
+        /// row's size from an index, so it is not done on every write). nil by default: a twentieth of
         /// ``maximumBytes``. Each process checks on its own, so a fleet of N may overshoot the bound
         /// by up to N times this until the next check.
         public var evictionCheckInterval: Int?
         /// Rows removed per eviction statement (statements repeat until the bound holds). 500 by
         /// default.
         public var evictionBatchSize = 500
+        /// The longest one eviction statement may take: the size check (a sum over the index on
+        /// last access) or one batch (the oldest ``evictionBatchSize`` rows, read from that
+        /// index). Evictions run in the background, off every load's path, so ``timeout`` does
+        /// not bound them. 2 s by default (the server's own `statement_timeout` for this
+        /// store's connections, unless you set one).
+        public var evictionTimeout: Duration = .seconds(2)
         /// A read refreshes a row's last-access time (its place in the LRU order) only when that
         /// time is older than this, so that hot rows are not rewritten on every hit. 10 s by default.
         public var accessTimeResolution: Duration = .seconds(10)

@@ -42,37 +42,57 @@ extension PostgresCacheStore {
         }
     }
 
-    /// Removes the least recently used rows until the rest fit in
-    /// ``Configuration/maximumBytes``, ``Configuration/evictionBatchSize`` rows per statement (each
-    /// statement a bounded call). Returns the rows and bytes removed.
+    /// Removes the least recently used rows until the rest fit in ``Configuration/maximumBytes``:
+    /// one statement sums the sizes (from the index on last access), then each batch removes
+    /// the oldest rows, at most ``Configuration/evictionBatchSize``, that the excess still
+    /// covers, read from that index in order. Each statement is a call bounded by
+    /// ``Configuration/evictionTimeout`` and costs the same on a table of a thousand rows or
+    /// of millions (the sum grows with the rows, but reads only the index). Returns the rows
+    /// and bytes removed.
+    ///
+    /// Processes of a fleet evict on their own: two evicting at once may each remove the same
+    /// excess, so the table may end up to one check interval per process under the bound.
     @discardableResult
     package func evictLeastRecentlyUsed() async throws(ServiceError) -> (count: Int, bytes: Int) {
         guard let maximum = configuration.maximumBytes else { return (0, 0) }
         let batch = max(1, configuration.evictionBatchSize)
+        let limit = configuration.evictionTimeout
+        let total = try await call("an eviction's size check", limit: limit) { store in
+            try await store.client.query(
+                "SELECT coalesce(sum(size), 0)::int8 FROM courier_cache_entries", logger: store.queryLogger
+            ).decode(Int64.self).reduce(into: Int64(0)) { $0 += $1 }
+        }
+        var excess = total - Int64(maximum)
         var removed = (count: 0, bytes: 0)
-        while true {
-            // Rows ranked newest first: those whose running total passes the bound are the oldest.
-            let sizes = try await call("an eviction") { store in
+        while excess > 0 {
+            let covering = excess
+            // The oldest rows of the batch whose older neighbours' bytes still fall short of the
+            // excess: exactly those needed, within the batch.
+            let sizes = try await call("an eviction", limit: limit) { store in
                 try await store.client.query(
                     """
                     DELETE FROM courier_cache_entries WHERE key_digest IN (
                         SELECT key_digest FROM (
-                            SELECT key_digest, last_access,
-                                sum(size) OVER (ORDER BY last_access DESC, key_digest DESC) AS newer_bytes
-                            FROM courier_cache_entries
+                            SELECT key_digest,
+                                sum(size) OVER (ORDER BY last_access, key_digest) - size AS older_bytes
+                            FROM (
+                                SELECT key_digest, size, last_access FROM courier_cache_entries
+                                ORDER BY last_access, key_digest
+                                LIMIT \(Int64(batch))
+                            ) oldest
                         ) ranked
-                        WHERE newer_bytes > \(Int64(maximum))
-                        ORDER BY last_access ASC
-                        LIMIT \(Int64(batch)))
+                        WHERE older_bytes < \(covering))
                     RETURNING size
                     """,
                     logger: store.queryLogger
                 ).decode(Int64.self).reduce(into: [Int64]()) { $0.append($1) }
             }
+            guard !sizes.isEmpty else { break }  // another process emptied the table meanwhile
             removed.count += sizes.count
             removed.bytes += Int(sizes.reduce(0, +))
-            if sizes.count < batch { return removed }
+            excess -= sizes.reduce(0, +)
         }
+        return removed
     }
 }
 #endif

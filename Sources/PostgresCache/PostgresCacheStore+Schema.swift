@@ -5,7 +5,7 @@ internal import PostgresNIO
 
 extension PostgresCacheStore {
     /// The version of the tables this store reads and writes.
-    static let schemaVersion: Int32 = 2
+    static let schemaVersion: Int32 = 3
     /// The advisory lock key (any constant) that serializes schema set-up across a fleet.
     static let schemaLockKey: Int64 = 0x436F_7572_6965_7231  // "Courier1"
 
@@ -84,7 +84,8 @@ extension PostgresCacheStore {
         "DROP TABLE IF EXISTS courier_cache_schema",
     ]
 
-    /// Version 2 (version 1 had no host pauses). Times the tiered cache compares (request,
+    /// Version 3 (version 2's index on last access did not hold each row's size, so a check of
+    /// the bound read the whole table; version 1 had no host pauses). Times the tiered cache compares (request,
     /// response, expiry) are seconds since 1970 from the writer's clock, as `CachedResponse`
     /// holds them; last access, lease expiry and the end of a host's pause come from the
     /// server's clock, one clock for the whole fleet.
@@ -105,7 +106,12 @@ extension PostgresCacheStore {
             last_access timestamptz NOT NULL
         )
         """,
-        "CREATE INDEX courier_cache_entries_last_access ON courier_cache_entries (last_access)",
+        // Eviction reads it in order (the oldest rows, a batch at a time) and sums its sizes
+        // (an index-only scan, not the whole table).
+        """
+        CREATE INDEX courier_cache_entries_last_access ON courier_cache_entries (last_access, key_digest)
+            INCLUDE (size)
+        """,
         """
         CREATE INDEX courier_cache_entries_expires_at ON courier_cache_entries (expires_at)
             WHERE expires_at IS NOT NULL

@@ -31,7 +31,8 @@ public import ServiceLifecycle
 /// stored and compared; a second holds fleet-collapsing leases. The store creates both on first
 /// use and migrates them (a schema version is kept in a third, one-row table). Every row
 /// carries a checksum checked on read: a row that fails it is a miss and is deleted. When rows
-/// exceed ``Configuration/maximumBytes``, the least recently used go, in batches.
+/// exceed ``Configuration/maximumBytes``, the least recently used go, in batches read from an
+/// index on last access (bounded statements, however many rows the table holds).
 ///
 /// Every call is bounded by ``Configuration/timeout``: with the server slow, down or refusing
 /// connections, a call throws a `ServiceError` (`timedOut` or ``ServiceError/Code/cacheStoreFailed``)
@@ -184,10 +185,10 @@ public final class PostgresCacheStore: CacheLeasing, Service {
         return found?.row
     }
 
-    /// Runs `work` once the schema is ready, the whole bounded by ``Configuration/timeout``;
-    /// every failure becomes a `ServiceError`.
+    /// Runs `work` once the schema is ready, the whole bounded by `limit`
+    /// (``Configuration/timeout`` unless given); every failure becomes a `ServiceError`.
     func call<T: Sendable>(
-        _ operation: String, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
+        _ operation: String, limit: Duration? = nil, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
     ) async throws(ServiceError) -> T {
         let pause = configuration.pauseAfterFailure
         if pause > .zero, let failed = lastFailure.withLock({ $0 }), failed.duration(to: .now) < pause {
@@ -197,7 +198,7 @@ public final class PostgresCacheStore: CacheLeasing, Service {
                     + "(Configuration.pauseAfterFailure).")
         }
         do {
-            let result = try await CallDeadline.run(operation, limit: configuration.timeout) {
+            let result = try await CallDeadline.run(operation, limit: limit ?? configuration.timeout) {
                 try await self.schemaReady()
                 return try await work(self)
             }

@@ -70,7 +70,7 @@ struct PostgresCacheStoreTests {
             #expect(reread.status == .notFound && reread.body == Data("{}".utf8) && reread.expiresAt == nil)
             try await store.removeEntry(for: key)
             #expect(try await store.entry(for: key) == nil)
-            #expect(try await cluster.psql("SELECT version FROM courier_cache_schema") == "2")
+            #expect(try await cluster.psql("SELECT version FROM courier_cache_schema") == "3")
         }
     }
 

@@ -62,5 +62,53 @@ struct PostgresEvictionTests {
             #expect(survivors == "GET http://api.example/batch/5\nGET http://api.example/batch/6")
         }
     }
+
+    @Test("an eviction removes only the rows the excess covers, not a whole batch")
+    func onlyTheExcess() async throws {
+        try await withPostgresStore { cluster, store in
+            for index in 0..<10 {
+                try await store.store(Self.bulky(index), for: CacheKey("GET http://api.example/excess/\(index)"))
+            }
+            let total = try await Self.totalBytes(cluster)
+            var bounded = PostgresCacheStore.Configuration.testing
+            bounded.maximumBytes = total - 1  // one byte over: the oldest row goes, and only it
+            let removed = try await withRunningStore(on: cluster, bounded) { try await $0.evictLeastRecentlyUsed() }
+            #expect(removed.count == 1)
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "9")
+            let oldest = try await cluster.psql("SELECT 1 FROM courier_cache_entries WHERE cache_key LIKE '%/excess/0'")
+            #expect(oldest.isEmpty)
+        }
+    }
+
+    /// 40,000 rows written by the server (their bodies fail the checksum, but eviction never
+    /// reads them): every batch reads the index on last access in order, and the newest rows
+    /// that fit stay, byte-exact.
+    @Test("the bound holds over tens of thousands of rows, the newest staying")
+    func manyRows() async throws {
+        try await withPostgresStore { cluster, store in
+            try await store.prepare()
+            _ = try await cluster.psql(
+                """
+                INSERT INTO courier_cache_entries
+                SELECT sha256(i::text::bytea), 'GET http://api.example/many/' || i, NULL, 200, ''::bytea,
+                    repeat('x', 100)::bytea, 0, 0, NULL, 100 + i % 7, 0,
+                    timestamptz '2026-01-01' + i * interval '1 second'
+                FROM generate_series(1, 40000) AS i
+                """)
+            let total = try await Self.totalBytes(cluster)
+            var bounded = PostgresCacheStore.Configuration.testing
+            bounded.maximumBytes = total / 2
+            bounded.evictionBatchSize = 700
+            let removed = try await withRunningStore(on: cluster, bounded) { try await $0.evictLeastRecentlyUsed() }
+            let left = try await Self.totalBytes(cluster)
+            #expect(left <= total / 2)
+            #expect(left + removed.bytes == total)
+            // Exact: one row fewer would have left the table over the bound.
+            #expect(left + 106 > total / 2)
+            let oldestLeft = try await cluster.psql(
+                "SELECT min(substring(cache_key from '[0-9]+$')::int) FROM courier_cache_entries")
+            #expect(Int(oldestLeft) == removed.count + 1, "the survivors are the newest rows")
+        }
+    }
 }
 #endif
