@@ -25,7 +25,7 @@ internal import Glibc
 /// serial queue, never on the cooperative thread pool. Small entries are read on the caller's
 /// thread (``Options/inlineReadLimit``): reading needs no bookkeeping, since a hit records its
 /// access in the file itself.
-public actor DiskCache: CacheStore {
+public actor DiskCache: CacheStore, CacheEventSource {
     /// How a disk cache behaves.
     public struct Options: Sendable {
         /// The most bytes of entry files kept (default 256 MiB). An entry larger than an eighth

@@ -35,7 +35,7 @@ public actor TieredCache {
         self.stores = stores
         self.now = now
         let observers = self.observers
-        for case let disk as DiskCache in stores { disk.observers.add { observers.notify($0) } }
+        for case let source as any CacheEventSource in stores { source.observers.add { observers.notify($0) } }
     }
 
     /// Creates a cache with a memory tier bounded by `memory` and, optionally, one store behind it.

@@ -26,7 +26,9 @@ extension PostgresCacheStore {
         Task {
             defer { self.evicting.withLock { $0 = false } }
             do throws(ServiceError) {
-                try await self.evictLeastRecentlyUsed()
+                let removed = try await self.evictLeastRecentlyUsed()
+                guard removed.count > 0 else { return }
+                self.observers.notify(.evicted(.shared, count: removed.count, bytes: removed.bytes))
             } catch {
                 // The next check tries again.
                 self.logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])

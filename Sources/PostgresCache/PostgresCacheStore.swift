@@ -40,7 +40,7 @@ public import ServiceLifecycle
 /// from the network. After a failure, calls fail at once for ``Configuration/pauseAfterFailure``
 /// (1 s), so an outage costs one timeout per second, not one per call. The pool reconnects by
 /// itself when the server comes back.
-public final class PostgresCacheStore: CacheLeasing, Service {
+public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     /// The connection pool the store queries through.
     public let client: PostgresClient
     /// The store's settings.
@@ -52,6 +52,9 @@ public final class PostgresCacheStore: CacheLeasing, Service {
     let bytesSinceEvictionCheck = LockedValue(0)
     /// Whether an eviction runs in the background (one at a time).
     let evicting = LockedValue(false)
+    /// Where the store's evictions are reported (a ``TieredCache`` forwards them to the
+    /// coordinator's events).
+    package let observers = CacheObservers()
     /// When the last call failed (nil: the last call succeeded), for
     /// ``Configuration/pauseAfterFailure``.
     let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)

@@ -110,5 +110,33 @@ struct PostgresEvictionTests {
             #expect(Int(oldestLeft) == removed.count + 1, "the survivors are the newest rows")
         }
     }
+
+    @Test("the shared tier's evictions reach the coordinator's events")
+    func evictionEvents() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.maximumBytes = 10_000
+        configuration.evictionCheckInterval = 0
+        try await withPostgresStore(configuration) { _, store in
+            var settings = RequestCoordinator.Configuration()
+            settings.cache = TieredCache(stores: [store])
+            let transport = CurlTransport()
+            let coordinator = RequestCoordinator(transport: transport, configuration: settings)
+            let stream = coordinator.events()
+            for index in 0..<5 {
+                try await store.store(Self.bulky(index), for: CacheKey("GET http://api.example/events/\(index)"))
+                await store.waitForEvictions()
+            }
+            await coordinator.shutdown()
+            await transport.shutdown()
+            var evicted: [(count: Int, bytes: Int)] = []
+            for await event in stream {
+                guard let cache = event.kind.cacheEvent, cache.name == .evicted, cache.tier == .shared else { continue }
+                evicted.append((cache.count ?? 0, cache.bytes ?? 0))
+            }
+            // 5 rows of 3.2 kB under a bound of 10 kB: 2 go, one eviction each.
+            #expect(evicted.count == 2)
+            #expect(evicted.allSatisfy { $0.count == 1 && $0.bytes > 3_000 })
+        }
+    }
 }
 #endif
