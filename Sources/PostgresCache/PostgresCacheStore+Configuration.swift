@@ -33,6 +33,13 @@ extension PostgresCacheStore {
         /// pause instead of one per call. 1 s by default; `.zero` to always ask.
         public var pauseAfterFailure: Duration = .seconds(1)
 
+        /// The PostgreSQL schema that holds the store's tables, created when missing: two fleets,
+        /// or two environments, can then share one database without sharing entries. nil by
+        /// default: the connection's search path (`public`). A plain identifier (lower-case
+        /// letters, digits and underscores, not starting with a digit or `pg_`); another name
+        /// fails every call with ``ServiceError/Code/cacheStoreFailed``.
+        public var schema: String?
+
         /// The defaults.
         public init() {}
 

@@ -61,7 +61,8 @@ extension PostgresCacheStore {
         let limit = configuration.evictionTimeout
         let total = try await call("an eviction's size check", limit: limit) { store in
             try await store.client.query(
-                "SELECT coalesce(sum(size), 0)::int8 FROM courier_cache_entries", logger: store.queryLogger
+                "SELECT coalesce(sum(size), 0)::int8 FROM \(unescaped: store.tables.entries)",
+                logger: store.queryLogger
             ).decode(Int64.self).reduce(into: Int64(0)) { $0 += $1 }
         }
         var excess = total - Int64(maximum)
@@ -73,12 +74,12 @@ extension PostgresCacheStore {
             let sizes = try await call("an eviction", limit: limit) { store in
                 try await store.client.query(
                     """
-                    DELETE FROM courier_cache_entries WHERE key_digest IN (
+                    DELETE FROM \(unescaped: store.tables.entries) WHERE key_digest IN (
                         SELECT key_digest FROM (
                             SELECT key_digest,
                                 sum(size) OVER (ORDER BY last_access, key_digest) - size AS older_bytes
                             FROM (
-                                SELECT key_digest, size, last_access FROM courier_cache_entries
+                                SELECT key_digest, size, last_access FROM \(unescaped: store.tables.entries)
                                 ORDER BY last_access, key_digest
                                 LIMIT \(Int64(batch))
                             ) oldest

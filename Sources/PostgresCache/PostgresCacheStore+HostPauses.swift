@@ -10,11 +10,11 @@ extension PostgresCacheStore: HostPausing {
         try await call("pausing a host") { store in
             try await store.execute(
                 """
-                INSERT INTO courier_host_pauses (host, until)
+                INSERT INTO \(unescaped: store.tables.pauses) AS existing (host, until)
                 VALUES (\(host), clock_timestamp() + make_interval(secs => \(duration.seconds)))
-                ON CONFLICT (host) DO UPDATE SET until = GREATEST(courier_host_pauses.until, EXCLUDED.until)
+                ON CONFLICT (host) DO UPDATE SET until = GREATEST(existing.until, EXCLUDED.until)
                 """)
-            try await store.execute("DELETE FROM courier_host_pauses WHERE until < clock_timestamp()")
+            try await store.execute("DELETE FROM \(unescaped: store.tables.pauses) WHERE until < clock_timestamp()")
         }
     }
 
@@ -24,7 +24,7 @@ extension PostgresCacheStore: HostPausing {
             var pauses: [String: Duration] = [:]
             let rows = try await store.client.query(
                 """
-                SELECT host, extract(epoch FROM until - clock_timestamp())::float8 FROM courier_host_pauses
+                SELECT host, extract(epoch FROM until - clock_timestamp())::float8 FROM \(unescaped: store.tables.pauses)
                 WHERE until > clock_timestamp()
                 """,
                 logger: store.queryLogger)

@@ -13,10 +13,10 @@ extension PostgresCacheStore {
         let granted = try await call("taking a lease") { store in
             try await store.client.query(
                 """
-                INSERT INTO courier_cache_leases (key_digest, token, expires_at)
+                INSERT INTO \(unescaped: store.tables.leases) AS existing (key_digest, token, expires_at)
                 VALUES (\(Self.digest(key)), \(token), clock_timestamp() + make_interval(secs => \(duration.seconds)))
                 ON CONFLICT (key_digest) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-                    WHERE courier_cache_leases.expires_at <= clock_timestamp()
+                    WHERE existing.expires_at <= clock_timestamp()
                 RETURNING token
                 """,
                 logger: store.queryLogger
@@ -30,7 +30,7 @@ extension PostgresCacheStore {
         try await call("releasing a lease") { store in
             try await store.execute(
                 """
-                DELETE FROM courier_cache_leases
+                DELETE FROM \(unescaped: store.tables.leases)
                 WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)
                 """)
         }

@@ -45,19 +45,24 @@ extension PostgresCacheStore {
     /// tables without a version), the tables are dropped and created again (a cache's rows can
     /// always be fetched again); newer, an error.
     private func migrate() async throws {
+        if let problem = tables.problem { throw ServiceError(.cacheStoreFailed, problem) }
+        let tables = self.tables
         try await client.withTransaction(logger: queryLogger ?? Self.silent) { connection in
             let logger = self.queryLogger ?? Self.silent
             // Its own deadline bounds the set-up, not the session's statement_timeout.
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: logger)
+            if let schema = tables.schema {
+                try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
+            }
             var found: Int32?
             let exists =
                 try await connection.query(
-                    "SELECT to_regclass('courier_cache_schema') IS NOT NULL", logger: logger
+                    "SELECT to_regclass(\(tables.version)) IS NOT NULL", logger: logger
                 ).collect().first?.decode(Bool.self) ?? false
             if exists {
                 for try await version in try await connection.query(
-                    "SELECT version FROM courier_cache_schema", logger: logger
+                    "SELECT version FROM \(unescaped: tables.version)", logger: logger
                 ).decode(Int32.self) {
                     found = version
                 }
@@ -69,73 +74,72 @@ extension PostgresCacheStore {
                         + "\(Self.schemaVersion): upgrade Courier, or point the store at another database.")
             }
             guard found != Self.schemaVersion else { return }
-            for statement in Self.dropStatements + Self.createStatements {
+            for statement in Self.dropStatements(tables) + Self.createStatements(tables) {
                 try await connection.query(statement, logger: logger)
             }
             try await connection.query(
-                "INSERT INTO courier_cache_schema (version) VALUES (\(Self.schemaVersion))", logger: logger)
+                "INSERT INTO \(unescaped: tables.version) (version) VALUES (\(Self.schemaVersion))", logger: logger)
         }
     }
 
-    static let dropStatements: [PostgresQuery] = [
-        "DROP TABLE IF EXISTS courier_cache_entries",
-        "DROP TABLE IF EXISTS courier_cache_leases",
-        "DROP TABLE IF EXISTS courier_host_pauses",
-        "DROP TABLE IF EXISTS courier_cache_schema",
-    ]
+    static func dropStatements(_ tables: PostgresCacheTables) -> [PostgresQuery] {
+        [tables.entries, tables.leases, tables.pauses, tables.version].map { "DROP TABLE IF EXISTS \(unescaped: $0)" }
+    }
 
     /// Version 3 (version 2's index on last access did not hold each row's size, so a check of
     /// the bound read the whole table; version 1 had no host pauses). Times the tiered cache compares (request,
     /// response, expiry) are seconds since 1970 from the writer's clock, as `CachedResponse`
     /// holds them; last access, lease expiry and the end of a host's pause come from the
     /// server's clock, one clock for the whole fleet.
-    static let createStatements: [PostgresQuery] = [
-        """
-        CREATE TABLE courier_cache_entries (
-            key_digest bytea PRIMARY KEY,
-            cache_key text NOT NULL,
-            variant text,
-            status smallint NOT NULL,
-            header_fields bytea NOT NULL,
-            body bytea NOT NULL,
-            request_time double precision NOT NULL,
-            response_time double precision NOT NULL,
-            expires_at double precision,
-            size bigint NOT NULL,
-            checksum bigint NOT NULL,
-            last_access timestamptz NOT NULL
-        )
-        """,
-        // Eviction reads it in order (the oldest rows, a batch at a time) and sums its sizes
-        // (an index-only scan, not the whole table).
-        """
-        CREATE INDEX courier_cache_entries_last_access ON courier_cache_entries (last_access, key_digest)
-            INCLUDE (size)
-        """,
-        """
-        CREATE INDEX courier_cache_entries_expires_at ON courier_cache_entries (expires_at)
-            WHERE expires_at IS NOT NULL
-        """,
-        """
-        CREATE TABLE courier_cache_leases (
-            key_digest bytea PRIMARY KEY,
-            token text NOT NULL,
-            expires_at timestamptz NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE courier_host_pauses (
-            host text PRIMARY KEY,
-            until timestamptz NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE courier_cache_schema (
-            version integer NOT NULL,
-            singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton)
-        )
-        """,
-    ]
+    static func createStatements(_ tables: PostgresCacheTables) -> [PostgresQuery] {
+        [
+            """
+            CREATE TABLE \(unescaped: tables.entries) (
+                key_digest bytea PRIMARY KEY,
+                cache_key text NOT NULL,
+                variant text,
+                status smallint NOT NULL,
+                header_fields bytea NOT NULL,
+                body bytea NOT NULL,
+                request_time double precision NOT NULL,
+                response_time double precision NOT NULL,
+                expires_at double precision,
+                size bigint NOT NULL,
+                checksum bigint NOT NULL,
+                last_access timestamptz NOT NULL
+            )
+            """,
+            // Eviction reads it in order (the oldest rows, a batch at a time) and sums its sizes
+            // (an index-only scan, not the whole table).
+            """
+            CREATE INDEX courier_cache_entries_last_access ON \(unescaped: tables.entries) (last_access, key_digest)
+                INCLUDE (size)
+            """,
+            """
+            CREATE INDEX courier_cache_entries_expires_at ON \(unescaped: tables.entries) (expires_at)
+                WHERE expires_at IS NOT NULL
+            """,
+            """
+            CREATE TABLE \(unescaped: tables.leases) (
+                key_digest bytea PRIMARY KEY,
+                token text NOT NULL,
+                expires_at timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE \(unescaped: tables.pauses) (
+                host text PRIMARY KEY,
+                until timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE \(unescaped: tables.version) (
+                version integer NOT NULL,
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton)
+            )
+            """,
+        ]
+    }
 
     static let silent = Logger(label: "courier.postgres-cache", factory: { _ in SwiftLogNoOpLogHandler() })
 }

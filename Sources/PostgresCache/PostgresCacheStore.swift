@@ -45,6 +45,8 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     public let client: PostgresClient
     /// The store's settings.
     let configuration: Configuration
+    /// Its tables' names.
+    let tables: PostgresCacheTables
     let logger: Logger?
     /// Creates or migrates the schema, once (again after a failure).
     let schema = LockedValue<Task<Void, any Error>?>(nil)
@@ -63,6 +65,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
         self.client = client
         self.configuration = configuration
+        tables = PostgresCacheTables(schema: configuration.schema)
         logger = backgroundLogger
     }
 
@@ -108,7 +111,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
             try await call("removing a corrupt row") { store in
                 try await store.execute(
                     """
-                    DELETE FROM courier_cache_entries
+                    DELETE FROM \(unescaped: store.tables.entries)
                     WHERE key_digest = \(Self.digest(key)) AND checksum = \(row.checksum)
                     """)
             }
@@ -121,7 +124,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
         try await call("a write") { store in
             try await store.execute(
                 """
-                INSERT INTO courier_cache_entries (key_digest, cache_key, variant, status, header_fields, body,
+                INSERT INTO \(unescaped: store.tables.entries) AS existing (key_digest, cache_key, variant, status, header_fields, body,
                     request_time, response_time, expires_at, size, checksum, last_access)
                 VALUES (\(Self.digest(key)), \(row.key), \(row.variant), \(row.status), \(row.fields), \(row.body),
                     \(row.requestTime), \(row.responseTime), \(row.expiresAt), \(row.size), \(row.checksum),
@@ -131,7 +134,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
                     request_time = EXCLUDED.request_time, response_time = EXCLUDED.response_time,
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
                     last_access = EXCLUDED.last_access
-                WHERE courier_cache_entries.response_time <= EXCLUDED.response_time
+                WHERE existing.response_time <= EXCLUDED.response_time
                 """)
         }
         if noteStored(bytes: Int(row.size)) { evictInBackground() }
@@ -140,7 +143,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     public func removeEntry(for key: CacheKey) async throws {
         try await call("a removal") { store in
             try await store.execute(
-                "DELETE FROM courier_cache_entries WHERE key_digest = \(Self.digest(key))")
+                "DELETE FROM \(unescaped: store.tables.entries) WHERE key_digest = \(Self.digest(key))")
         }
     }
 
@@ -149,15 +152,15 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
         try await call("removing expired entries") { store in
             try await store.execute(
                 """
-                WITH leases AS (DELETE FROM courier_cache_leases WHERE expires_at <= clock_timestamp())
-                DELETE FROM courier_cache_entries WHERE expires_at <= \(now.timeIntervalSince1970)
+                WITH leases AS (DELETE FROM \(unescaped: store.tables.leases) WHERE expires_at <= clock_timestamp())
+                DELETE FROM \(unescaped: store.tables.entries) WHERE expires_at <= \(now.timeIntervalSince1970)
                 """)
         }
     }
 
     public func removeAll() async throws {
         try await call("removing every entry") { store in
-            try await store.execute("DELETE FROM courier_cache_entries")
+            try await store.execute("DELETE FROM \(unescaped: store.tables.entries)")
         }
     }
 
@@ -170,7 +173,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
             """
             SELECT cache_key, variant, status, header_fields, body, request_time, response_time, expires_at,
                 checksum, last_access < clock_timestamp() - make_interval(secs => \(resolution))
-            FROM courier_cache_entries WHERE key_digest = \(digest)
+            FROM \(unescaped: tables.entries) WHERE key_digest = \(digest)
             """)
         var found: (row: PostgresCacheRow, stale: Bool)?
         for try await columns in rows.decode(
@@ -183,7 +186,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
         }
         if let found, found.stale {
             try await execute(
-                "UPDATE courier_cache_entries SET last_access = clock_timestamp() WHERE key_digest = \(digest)")
+                "UPDATE \(unescaped: tables.entries) SET last_access = clock_timestamp() WHERE key_digest = \(digest)")
         }
         return found?.row
     }

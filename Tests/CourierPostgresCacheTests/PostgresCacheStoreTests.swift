@@ -149,5 +149,65 @@ struct PostgresCacheStoreTests {
             #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "0")
         }
     }
+
+    @Test("a schema keeps one store's entries, leases and pauses apart from another's on the same database")
+    func schemas() async throws {
+        try await withPostgresStore { cluster, store in
+            var fleetA = PostgresCacheStore.Configuration.testing
+            fleetA.schema = "fleet_a"
+            let key = CacheKey("GET http://api.example/schema")
+            try await store.store(sampleResponse(body: "public"), for: key)
+            try await withRunningStore(on: cluster, fleetA) { other in
+                #expect(try await other.entry(for: key) == nil)
+                try await other.store(sampleResponse(body: "fleet a"), for: key)
+                #expect(try await other.entry(for: key)?.body == Data("fleet a".utf8))
+                #expect(try await other.acquireLease(on: key, for: .seconds(30)) != nil)
+                #expect(try await store.acquireLease(on: key, for: .seconds(30)) != nil, "another lease table")
+                try await other.pauseHost("https://api.example", for: .seconds(30))
+                #expect(try await other.hostPauses()["https://api.example"] != nil)
+                #expect(try await store.hostPauses().isEmpty)
+            }
+            #expect(try await store.entry(for: key)?.body == Data("public".utf8))
+            #expect(try await cluster.psql("SELECT version FROM fleet_a.courier_cache_schema") == "3")
+            #expect(try await cluster.psql("SELECT count(*) FROM fleet_a.courier_cache_entries") == "1")
+            // Its size bound counts and evicts its own rows only.
+            fleetA.maximumBytes = 1
+            let removed = try await withRunningStore(on: cluster, fleetA) { try await $0.evictLeastRecentlyUsed() }
+            #expect(removed.count == 1)
+            #expect(try await cluster.psql("SELECT count(*) FROM fleet_a.courier_cache_entries") == "0")
+            #expect(try await store.entry(for: key)?.body == Data("public".utf8))
+        }
+    }
+
+    @Test("a schema name that is not a plain identifier fails every call with cacheStoreFailed, touching nothing")
+    func invalidSchemas() async throws {
+        try await withPostgresStore { cluster, store in
+            let key = CacheKey("GET http://api.example/schema")
+            try await store.store(sampleResponse(), for: key)
+            let names = [
+                "Fleet", "fleet-a", "1fleet", "pg_fleet", "fleet; DROP TABLE courier_cache_entries", "",
+                "fleet.a", "fléet", String(repeating: "a", count: 64),
+            ]
+            for name in names {
+                var configuration = PostgresCacheStore.Configuration.testing
+                configuration.schema = name
+                try await withRunningStore(on: cluster, configuration) { bad in
+                    do {
+                        try await bad.store(sampleResponse(), for: key)
+                        Issue.record("schema \(name) was taken")
+                    } catch let error as ServiceError {
+                        #expect(error.code == .cacheStoreFailed)
+                        #expect(error.message.contains("not a plain identifier"))
+                    }
+                }
+            }
+            #expect(try await store.entry(for: key) != nil)
+            #expect(try await cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%leet%'") == "0")
+            // The longest name PostgreSQL takes is fine.
+            var longest = PostgresCacheStore.Configuration.testing
+            longest.schema = String(repeating: "a", count: 63)
+            try await withRunningStore(on: cluster, longest) { try await $0.store(sampleResponse(), for: key) }
+        }
+    }
 }
 #endif

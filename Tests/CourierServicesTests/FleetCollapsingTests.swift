@@ -240,7 +240,11 @@ struct FleetCollapsingTests {
             #expect(fleet[1].fleetGate.followers.count == 1)
             server.openGate("fleet-follow")
             _ = try await loadA.value
-            #expect(try await leader.value.source == .shared)
+            // The leader wakes its followers before it reads the entry itself: one of them may
+            // have copied it into this process's memory first (CI saw it on a loaded machine).
+            let led = try await leader.value
+            #expect(led.source == .shared || led.source == .memory)
+            #expect(led.value.served == 1)
             let followed = try await follower.value
             #expect(followed.source == .memory || followed.source == .shared)
             #expect(followed.value.served == 1)
