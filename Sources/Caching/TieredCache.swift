@@ -23,6 +23,9 @@ public actor TieredCache {
     /// Receive evictions and store failures (the coordinator forwards them to its events).
     package nonisolated let observers = CacheObservers()
     nonisolated let now: @Sendable () -> Date
+    /// The handlers this cache added to its stores' observers, removed when it goes (a store
+    /// may outlive many caches).
+    private nonisolated let subscriptions: [(source: any CacheEventSource, id: UInt64)]
 
     /// Creates a cache with a memory tier bounded by `memory` in front of `stores`, in order
     /// (say, a ``DiskCache`` then a shared store). `now` is the wall clock used for expiry
@@ -35,7 +38,14 @@ public actor TieredCache {
         self.stores = stores
         self.now = now
         let observers = self.observers
-        for case let source as any CacheEventSource in stores { source.observers.add { observers.notify($0) } }
+        subscriptions = stores.compactMap { store in
+            guard let source = store as? any CacheEventSource else { return nil }
+            return (source, source.observers.add { observers.notify($0) })
+        }
+    }
+
+    deinit {
+        for (source, id) in subscriptions { source.observers.remove(id) }
     }
 
     /// Creates a cache with a memory tier bounded by `memory` and, optionally, one store behind it.

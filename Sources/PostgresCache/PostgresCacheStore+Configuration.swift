@@ -21,8 +21,9 @@ extension PostgresCacheStore {
         /// The longest one eviction statement may take: the size check (a sum over the index on
         /// last access) or one batch (the oldest ``evictionBatchSize`` rows, read from that
         /// index). Evictions run in the background, off every load's path, so ``timeout`` does
-        /// not bound them. 2 s by default (the server's own `statement_timeout` for this
-        /// store's connections, unless you set one).
+        /// not bound them. 2 s by default. The pool the store makes for itself asks the server
+        /// to stop statements after the longest of this, 4 × ``timeout`` and 2 s (its
+        /// `statement_timeout`); a client you pass in keeps its own.
         public var evictionTimeout: Duration = .seconds(2)
         /// A read refreshes a row's last-access time (its place in the LRU order) only when that
         /// time is older than this, so that hot rows are not rewritten on every hit. 10 s by default.

@@ -26,12 +26,11 @@ extension PostgresCacheStore {
         Task {
             defer { self.evicting.withLock { $0 = false } }
             do throws(ServiceError) {
-                let removed = try await self.evictLeastRecentlyUsed()
-                guard removed.count > 0 else { return }
-                self.observers.notify(.evicted(.shared, count: removed.count, bytes: removed.bytes))
+                try await self.evictLeastRecentlyUsed()
             } catch {
-                // The next check tries again.
-                self.logger?.debug("eviction failed", metadata: ["courier.error.code": "\(error.code)"])
+                // The next check tries again; until one succeeds the bound does not hold.
+                self.logger?.warning(
+                    "eviction failed", metadata: ["courier.error.code": "\(error.code)", "courier.error": "\(error)"])
             }
         }
     }
@@ -48,9 +47,11 @@ extension PostgresCacheStore {
     /// one statement sums the sizes (from the index on last access), then each batch removes
     /// the oldest rows, at most ``Configuration/evictionBatchSize``, that the excess still
     /// covers, read from that index in order. Each statement is a call bounded by
-    /// ``Configuration/evictionTimeout`` and costs the same on a table of a thousand rows or
-    /// of millions (the sum grows with the rows, but reads only the index). Returns the rows
-    /// and bytes removed.
+    /// ``Configuration/evictionTimeout``. A batch costs the same on a table of a thousand rows
+    /// or of millions; the sum grows with the rows, but reads only the index (all of it when
+    /// vacuum has kept up, some of the table too when not). What was removed is an `evicted`
+    /// event of the store's observers, also when a later batch fails. Returns the rows and
+    /// bytes removed.
     ///
     /// Processes of a fleet evict on their own: two evicting at once may each remove the same
     /// excess, so the table may end up to one check interval per process under the bound.
@@ -59,7 +60,7 @@ extension PostgresCacheStore {
         guard let maximum = configuration.maximumBytes else { return (0, 0) }
         let batch = max(1, configuration.evictionBatchSize)
         let limit = configuration.evictionTimeout
-        let total = try await call("an eviction's size check", limit: limit) { store in
+        let total = try await call("an eviction's size check", limit: limit, background: true) { store in
             try await store.client.query(
                 "SELECT coalesce(sum(size), 0)::int8 FROM \(unescaped: store.tables.entries)",
                 logger: store.queryLogger
@@ -67,11 +68,14 @@ extension PostgresCacheStore {
         }
         var excess = total - Int64(maximum)
         var removed = (count: 0, bytes: 0)
+        defer {
+            if removed.count > 0 { observers.notify(.evicted(.shared, count: removed.count, bytes: removed.bytes)) }
+        }
         while excess > 0 {
             let covering = excess
             // The oldest rows of the batch whose older neighbours' bytes still fall short of the
             // excess: exactly those needed, within the batch.
-            let sizes = try await call("an eviction", limit: limit) { store in
+            let sizes = try await call("an eviction", limit: limit, background: true) { store in
                 try await store.client.query(
                     """
                     DELETE FROM \(unescaped: store.tables.entries) WHERE key_digest IN (

@@ -52,8 +52,16 @@ extension PostgresCacheStore {
             // Its own deadline bounds the set-up, not the session's statement_timeout.
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: logger)
-            if let schema = tables.schema {
-                try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: schema)", logger: logger)
+            if let schema = tables.schema, let quoted = tables.quotedSchema {
+                // Looked up first: CREATE SCHEMA IF NOT EXISTS needs the right to create schemas
+                // even when it exists, which a role given only its own schema lacks.
+                let exists =
+                    try await connection.query(
+                        "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = \(schema))", logger: logger
+                    ).collect().first?.decode(Bool.self) ?? false
+                if !exists {
+                    try await connection.query("CREATE SCHEMA IF NOT EXISTS \(unescaped: quoted)", logger: logger)
+                }
             }
             var found: Int32?
             let exists =

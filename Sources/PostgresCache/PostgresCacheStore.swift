@@ -28,11 +28,13 @@ public import ServiceLifecycle
 /// ``init(client:configuration:backgroundLogger:)``.
 ///
 /// One table holds the entries, keyed by the SHA-256 digest of the cache key with the full key
-/// stored and compared; a second holds fleet-collapsing leases. The store creates both on first
-/// use and migrates them (a schema version is kept in a third, one-row table). Every row
+/// stored and compared; others hold fleet-collapsing leases and host pauses. The store creates
+/// them on first use and migrates them (a schema version is kept in a one-row table), in
+/// ``Configuration/schema`` when one is set. It needs PostgreSQL 11 or later. Every row
 /// carries a checksum checked on read: a row that fails it is a miss and is deleted. When rows
 /// exceed ``Configuration/maximumBytes``, the least recently used go, in batches read from an
-/// index on last access (bounded statements, however many rows the table holds).
+/// index on last access (each batch costs the same however many rows the table holds; the
+/// size check before them sums that index).
 ///
 /// Every call is bounded by ``Configuration/timeout``: with the server slow, down or refusing
 /// connections, a call throws a `ServiceError` (`timedOut` or ``ServiceError/Code/cacheStoreFailed``)
@@ -78,7 +80,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
         // cannot hold a connection of the pool, or commit late, long after: a few times the
         // call's bound. Schema set-up lifts it for its own transaction.
         if !postgres.options.additionalStartupParameters.contains(where: { $0.0 == "statement_timeout" }) {
-            let bound = max(configuration.timeout * 4, .seconds(2))
+            let bound = max(configuration.timeout * 4, configuration.evictionTimeout, .seconds(2))
             let milliseconds = bound.components.seconds * 1_000 + bound.components.attoseconds / 1_000_000_000_000_000
             postgres.options.additionalStartupParameters.append(("statement_timeout", "\(milliseconds)"))
         }
@@ -192,9 +194,13 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     }
 
     /// Runs `work` once the schema is ready, the whole bounded by `limit`
-    /// (``Configuration/timeout`` unless given); every failure becomes a `ServiceError`.
+    /// (``Configuration/timeout`` unless given); every failure becomes a `ServiceError`. A
+    /// failed call pauses the calls after it (``Configuration/pauseAfterFailure``) unless it
+    /// is a `background` one (an eviction): a slow eviction on a large table says nothing of
+    /// how loads' calls will fare.
     func call<T: Sendable>(
-        _ operation: String, limit: Duration? = nil, _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
+        _ operation: String, limit: Duration? = nil, background: Bool = false,
+        _ work: @escaping @Sendable (PostgresCacheStore) async throws -> T
     ) async throws(ServiceError) -> T {
         let pause = configuration.pauseAfterFailure
         if pause > .zero, let failed = lastFailure.withLock({ $0 }), failed.duration(to: .now) < pause {
@@ -212,7 +218,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
             return result
         } catch {
             let failure = Self.failure(error, operation: operation)
-            if failure.code != .cancelled { lastFailure.withLock { $0 = .now } }
+            if failure.code != .cancelled, !background { lastFailure.withLock { $0 = .now } }
             if Self.tablesChanged(error) { schema.withLock { $0 = nil } }  // the next call sets them up again
             throw failure
         }

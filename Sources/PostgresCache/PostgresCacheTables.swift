@@ -2,8 +2,10 @@
 /// The names of the store's tables, qualified by ``PostgresCacheStore/Configuration/schema``
 /// when one is set (else as the connection's search path finds them, `public` by default).
 struct PostgresCacheTables: Sendable {
-    /// The schema, when one is set.
+    /// The schema, when one is set, as written.
     let schema: String?
+    /// The schema as statements name it (quoted), when one is set.
+    var quotedSchema: String? { schema.map { "\"\($0)\"" } }
     /// The entries.
     let entries: String
     /// The fleet-collapsing leases.
@@ -17,7 +19,8 @@ struct PostgresCacheTables: Sendable {
 
     init(schema: String?) {
         self.schema = schema
-        let prefix = schema.map { "\($0)." } ?? ""
+        // Quoted, so that a reserved word (`user`, `default`) is a name too.
+        let prefix = schema.map { "\"\($0)\"." } ?? ""
         entries = prefix + "courier_cache_entries"
         leases = prefix + "courier_cache_leases"
         pauses = prefix + "courier_host_pauses"
@@ -25,8 +28,8 @@ struct PostgresCacheTables: Sendable {
         problem = schema.flatMap(Self.problem(with:))
     }
 
-    /// Names go into statements as written (a statement binds values, not names), so only a
-    /// plain identifier is taken: lower-case ASCII letters, digits and underscores, not
+    /// Names go into statements as written, quoted (a statement binds values, not names), so
+    /// only a plain identifier is taken: lower-case ASCII letters, digits and underscores, not
     /// starting with a digit or `pg_` (PostgreSQL keeps those), 63 bytes at most (its limit).
     static func problem(with name: String) -> String? {
         let bytes = Array(name.utf8)

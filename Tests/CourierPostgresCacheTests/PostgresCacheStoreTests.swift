@@ -203,10 +203,42 @@ struct PostgresCacheStoreTests {
             }
             #expect(try await store.entry(for: key) != nil)
             #expect(try await cluster.psql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE '%leet%'") == "0")
-            // The longest name PostgreSQL takes is fine.
-            var longest = PostgresCacheStore.Configuration.testing
-            longest.schema = String(repeating: "a", count: 63)
-            try await withRunningStore(on: cluster, longest) { try await $0.store(sampleResponse(), for: key) }
+            // The longest name PostgreSQL takes is fine, and so is a reserved word (quoted).
+            for name in [String(repeating: "a", count: 63), "user", "default"] {
+                var configuration = PostgresCacheStore.Configuration.testing
+                configuration.schema = name
+                try await withRunningStore(on: cluster, configuration) {
+                    try await $0.store(sampleResponse(), for: key)
+                }
+                #expect(try await cluster.psql("SELECT count(*) FROM \"\(name)\".courier_cache_entries") == "1")
+            }
+        }
+    }
+
+    @Test("a role that may not create schemas uses the one an administrator made for it")
+    func leastPrivilege() async throws {
+        try await withPostgresStore { cluster, _ in
+            _ = try await cluster.psql(
+                """
+                CREATE ROLE courier_app LOGIN;
+                REVOKE CREATE ON DATABASE \(PostgresCluster.database) FROM PUBLIC;
+                CREATE SCHEMA app_cache AUTHORIZATION courier_app
+                """)
+            var configuration = PostgresCacheStore.Configuration.testing
+            configuration.schema = "app_cache"
+            let key = CacheKey("GET http://api.example/least-privilege")
+            try await withRunningStore(on: cluster, configuration, username: "courier_app") { store in
+                try await store.store(sampleResponse(body: "app"), for: key)
+                #expect(try await store.entry(for: key)?.body == Data("app".utf8))
+            }
+            // Another schema it may not create: a clear failure, not a hang.
+            configuration.schema = "elsewhere"
+            try await withRunningStore(on: cluster, configuration, username: "courier_app") { store in
+                let error = await #expect(throws: ServiceError.self) {
+                    try await store.store(sampleResponse(), for: key)
+                }
+                #expect(error?.code == .cacheStoreFailed)
+            }
         }
     }
 }

@@ -26,13 +26,13 @@ func withPostgresStore<T: Sendable>(
 }
 
 /// Runs `body` with another store on `cluster` (another "process" of the fleet), its pool
-/// running for as long as `body` runs.
+/// running for as long as `body` runs, connected as `username`.
 func withRunningStore<T: Sendable>(
     on cluster: PostgresCluster, _ configuration: PostgresCacheStore.Configuration = .testing,
-    _ body: (PostgresCacheStore) async throws -> T
+    username: String = PostgresCluster.superuser, _ body: (PostgresCacheStore) async throws -> T
 ) async throws -> T {
     var postgres = PostgresClient.Configuration(
-        host: "127.0.0.1", port: cluster.port, username: PostgresCluster.superuser, password: nil,
+        host: "127.0.0.1", port: cluster.port, username: username, password: nil,
         database: PostgresCluster.database, tls: .disable)
     postgres.options.maximumConnections = 4
     postgres.options.connectTimeout = .seconds(2)
@@ -49,6 +49,7 @@ extension PostgresCacheStore.Configuration {
     static var testing: Self {
         var configuration = Self()
         configuration.timeout = .seconds(10)
+        configuration.evictionTimeout = .seconds(10)
         configuration.maximumBytes = nil
         configuration.accessTimeResolution = .zero
         return configuration

@@ -92,7 +92,7 @@ struct AdaptiveLimitMachine: Sendable {
     /// What an attempt may take over the baseline without counting as slow, whatever the
     /// tolerance: a loopback's or a LAN's jitter is not overload. 1 ms (2 ms held a limit
     /// of 5 or 6 on the benchmark's upstream of capacity 4: 0.79x to 0.92x the best fixed
-    /// limit's loads/s where 1 ms, with a tolerance of 1.5, gave 0.93x to 1.02x).
+    /// limit's loads/s where 1 ms, with a tolerance of 1.5, gave 0.92x to 1.08x in seven runs).
     static let jitter = Duration.milliseconds(1)
 
     /// Past this, an attempt is slow: the tolerance times the baseline, and ``jitter`` more
