@@ -29,5 +29,8 @@ extension CacheEvent {
         public static let leaseWaited = Name("leaseWaited")
         /// Another process held the lease and stored nothing in time, so this one fetched itself.
         public static let leaseWaitTimedOut = Name("leaseWaitTimedOut")
+        /// Another process gave the lease back with nothing stored and said so (a store that
+        /// notifies), so this one fetched at once rather than wait for the lease.
+        public static let leaseReleasedUnstored = Name("leaseReleasedUnstored")
     }
 }

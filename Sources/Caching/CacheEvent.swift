@@ -25,6 +25,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case leaseTaken(key: String)
         case leaseWaited(key: String)
         case leaseWaitTimedOut(key: String)
+        case leaseReleasedUnstored(key: String)
     }
 
     /// The event, as a value to switch on (inside the package).
@@ -65,6 +66,11 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
     /// Fleet-wide collapsing: another process held the lease and stored nothing within the
     /// policy's wait, so this one fetched itself.
     package static func leaseWaitTimedOut(key: String) -> CacheEvent { CacheEvent(.leaseWaitTimedOut(key: key)) }
+    /// Fleet-wide collapsing: another process gave the lease back with nothing stored (its
+    /// answer could not be stored), and said so: this one fetched at once.
+    package static func leaseReleasedUnstored(key: String) -> CacheEvent {
+        CacheEvent(.leaseReleasedUnstored(key: key))
+    }
 
     /// Which event this is.
     public var name: Name {
@@ -80,6 +86,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .leaseTaken: .leaseTaken
         case .leaseWaited: .leaseWaited
         case .leaseWaitTimedOut: .leaseWaitTimedOut
+        case .leaseReleasedUnstored: .leaseReleasedUnstored
         }
     }
 
@@ -89,7 +96,8 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .hit(let tier, _), .stored(let tier, _, _), .servedAfterError(let tier, _), .evicted(let tier, _, _),
             .storeFailed(let tier, _):
             tier
-        case .miss, .revalidated, .invalidated, .leaseTaken, .leaseWaited, .leaseWaitTimedOut: nil
+        case .miss, .revalidated, .invalidated, .leaseTaken, .leaseWaited, .leaseWaitTimedOut, .leaseReleasedUnstored:
+            nil
         }
     }
 
@@ -98,7 +106,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         switch base {
         case .hit(_, let key), .miss(let key), .stored(_, let key, _), .revalidated(let key, _),
             .servedAfterError(_, let key), .invalidated(let key), .leaseTaken(let key), .leaseWaited(let key),
-            .leaseWaitTimedOut(let key):
+            .leaseWaitTimedOut(let key), .leaseReleasedUnstored(let key):
             key
         case .evicted, .storeFailed: nil
         }

@@ -8,10 +8,14 @@
 ///
 /// - the process that takes the lease (for ``lease``) fetches, stores, and gives the lease back
 ///   (also when the fetch fails or is cancelled);
-/// - the others poll the leasing store for the entry, backing off from 5 ms to at most 250 ms
-///   (on the coordinator's clock), for at most ``wait``; an entry that appears is served through
-///   the cache's usual rules; a lease that falls free (its holder failed, or died and the lease
-///   expired) is taken; after ``wait`` they fetch themselves.
+/// - the others wait for the entry, for at most ``wait``: an entry that appears is served
+///   through the cache's usual rules; a lease that falls free (its holder failed, or died and
+///   the lease expired) is taken; after ``wait`` they fetch themselves. A store that notifies
+///   releases (`PostgresCacheStore` does, through `LISTEN`/`NOTIFY`) wakes them when the
+///   holder gives the lease back: they read its entry at once, or, when it stored nothing
+///   (its answer could not be stored), all go to the origin at once. They still poll, every
+///   250 ms to 1 s, for what no notification reports. A store that does not notify is polled,
+///   backing off from 5 ms to at most 250 ms (on the coordinator's clock).
 ///
 /// A store error while leasing never fails a load: it becomes a `storeFailed` event and the load
 /// fetches itself.
@@ -31,4 +35,9 @@ public struct FleetCollapsing: Sendable, Hashable {
     package static let firstPoll: Duration = .milliseconds(5)
     /// The longest pause between two polls.
     package static let longestPoll: Duration = .milliseconds(250)
+    /// The first pause between two polls when the store notifies releases (the polls only
+    /// catch what no notification reports: a holder that died, a notification lost).
+    package static let firstNotifiedPoll: Duration = .milliseconds(250)
+    /// The longest pause between two polls when the store notifies releases.
+    package static let longestNotifiedPoll: Duration = .seconds(1)
 }

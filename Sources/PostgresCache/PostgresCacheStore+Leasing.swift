@@ -25,13 +25,21 @@ extension PostgresCacheStore {
         return granted.first == token ? CacheLease(key: key, token: token) : nil
     }
 
-    /// Gives the lease back; does nothing when it expired and another holder has taken it since.
+    /// Gives the lease back, and tells the fleet's loads waiting on it (`NOTIFY`) whether an
+    /// entry for the key is stored; does nothing when the lease expired and another holder
+    /// has taken it since.
     public func releaseLease(_ lease: CacheLease) async throws {
         try await call("releasing a lease") { store in
             try await store.execute(
                 """
-                DELETE FROM \(unescaped: store.tables.leases)
-                WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)
+                WITH released AS (
+                    DELETE FROM \(unescaped: store.tables.leases)
+                    WHERE key_digest = \(Self.digest(lease.key)) AND token = \(lease.token)
+                    RETURNING key_digest)
+                SELECT pg_notify(\(store.tables.channel), 'lease ' || encode(released.key_digest, 'hex')
+                    || CASE WHEN EXISTS (SELECT 1 FROM \(unescaped: store.tables.entries) AS entries
+                        WHERE entries.key_digest = released.key_digest) THEN ' stored' ELSE ' notStored' END)
+                FROM released
                 """)
         }
     }

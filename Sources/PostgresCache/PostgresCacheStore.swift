@@ -28,7 +28,9 @@ public import ServiceLifecycle
 /// ``init(client:configuration:backgroundLogger:)``.
 ///
 /// One table holds the entries, keyed by the SHA-256 digest of the cache key with the full key
-/// stored and compared; others hold fleet-collapsing leases and host pauses. The store creates
+/// stored and compared; others hold fleet-collapsing leases and host pauses. Once a load
+/// waits on a lease, one connection of the pool listens for the fleet's releases (`LISTEN`),
+/// so that waiting loads wake when the holder is done rather than poll. The store creates
 /// them on first use and migrates them (a schema version is kept in a one-row table), in
 /// ``Configuration/schema`` when one is set. It needs PostgreSQL 11 or later. Every row
 /// carries a checksum checked on read: a row that fails it is a miss and is deleted. When rows
@@ -62,6 +64,10 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     /// When the last call failed (nil: the last call succeeded), for
     /// ``Configuration/pauseAfterFailure``.
     let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)
+    /// The loads waiting on a lease, woken by the store's notifications.
+    package let notifications = LeaseNotifications()
+    /// The task that listens for them, from the first lease watched.
+    let listener = LockedValue<Task<Void, Never>?>(nil)
 
     /// A store on `client`, which the caller runs (or runs through ``run()``).
     public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
@@ -88,6 +94,10 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
             backgroundLogger.map { PostgresClient(configuration: postgres, backgroundLogger: $0) }
             ?? PostgresClient(configuration: postgres)
         self.init(client: client, configuration: configuration, backgroundLogger: backgroundLogger)
+    }
+
+    deinit {
+        listener.withLock { $0?.cancel() }
     }
 
     /// `.shared`: every process of the fleet reads and writes the same rows.

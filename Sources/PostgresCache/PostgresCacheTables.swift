@@ -1,4 +1,5 @@
 #if PostgreSQL
+internal import CourierCaching
 /// The names of the store's tables, qualified by ``PostgresCacheStore/Configuration/schema``
 /// when one is set (else as the connection's search path finds them, `public` by default).
 struct PostgresCacheTables: Sendable {
@@ -14,6 +15,9 @@ struct PostgresCacheTables: Sendable {
     let pauses: String
     /// The one-row table that holds the schema version.
     let version: String
+    /// The `LISTEN`/`NOTIFY` channel of the store's notifications: one per schema, so that
+    /// fleets in different schemas do not hear each other.
+    let channel: String
     /// Why ``schema`` cannot be used, or nil.
     let problem: String?
 
@@ -25,6 +29,12 @@ struct PostgresCacheTables: Sendable {
         leases = prefix + "courier_cache_leases"
         pauses = prefix + "courier_host_pauses"
         version = prefix + "courier_cache_schema"
+        // A channel name is an identifier: 63 bytes at most.
+        channel =
+            schema.map {
+                "courier_cache_" + ($0.utf8.count <= 49 ? $0 : SHA256.hex(Array(SHA256.hash($0.utf8).prefix(8))))
+            }
+            ?? "courier_cache"
         problem = schema.flatMap(Self.problem(with:))
     }
 

@@ -11,6 +11,7 @@ func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: 
     try await sharedTierHits(postgres: postgres, report: report, quick: quick, runs: runs)
     try await evictionAtScale(postgres: postgres, report: report, quick: quick)
     try fleetStampede(nginx: nginx, postgres: postgres, report: report, quick: quick)
+    try await collapseWakeUp(nginx: nginx, postgres: postgres, report: report, quick: quick)
 }
 
 /// The shared tier's size bound on a large table: a million rows (100,000 with `--quick`)
@@ -196,6 +197,101 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
             reference: reference, notes: notes(sharedParallel.latencies))
         try await shared.removeAll()
     }
+}
+
+/// How soon the loads waiting on a fleet-wide lease answer once its holder is done: a holder
+/// and 4 waiting "processes" (each with its own store and pool, in this process, so that one
+/// clock times them all) load one cold URL of the slow origin, the waiters 300 ms after the
+/// holder. Reports the time from the holder's answer (it gave the lease back just before) to
+/// each waiter's, with the store's notifications and with polling alone.
+private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) async throws {
+    let rounds = quick ? 3 : 10
+    let waiterCount = 4
+    report.section("Fleet: 1 lease holder and \(waiterCount) waiting processes x \(rounds) cold URLs")
+    let scenario = "fleet collapse wake-up"
+    report.scenario(scenario, detail: "ms from the holder's answer to each waiter's, p99; lower is better")
+    var polled: Figure?
+    for notified in [false, true] {
+        progress("fleet wake-up: \(notified ? "notifications" : "polling")")
+        let tag = "wake-\(notified ? "notified" : "polled")-\(getpid())"
+        var gaps: [Double] = []
+        var sources: [String: Int] = [:]
+        var failures = 0
+        try await withPostgresStores(port: postgres.port, count: waiterCount + 1) { stores in
+            func coordinator(_ store: any CacheStore) -> RequestCoordinator {
+                var configuration = RequestCoordinator.Configuration()
+                configuration.cache = TieredCache(stores: [store])
+                return RequestCoordinator(transport: CurlTransport(), configuration: configuration)
+            }
+            let holder = coordinator(stores[0])
+            let waiters = stores.dropFirst().map { notified ? coordinator($0) : coordinator(PollingOnly(store: $0)) }
+            for round in 0..<rounds {
+                let resource = FleetResource(base: nginx.base, tag: tag, round: round, collapsing: true)
+                let held = Task { () -> ContinuousClock.Instant in
+                    _ = try await resource.load(using: holder)
+                    return .now
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let waited = waiters.map { waiter in
+                    Task { () -> (ContinuousClock.Instant, ResponseSource)? in
+                        guard let loaded = try? await resource.loadResponse(using: waiter) else { return nil }
+                        return (.now, loaded.source)
+                    }
+                }
+                let holderAnswered = try await held.value
+                for load in waited {
+                    guard let (answered, source) = await load.value else {
+                        failures += 1
+                        continue
+                    }
+                    sources["\(source)", default: 0] += 1
+                    let gap = holderAnswered.duration(to: answered)
+                    gaps.append(
+                        max(0, Double(gap.components.attoseconds) / 1e15 + Double(gap.components.seconds) * 1e3))
+                }
+            }
+            await holder.shutdown()
+            for waiter in waiters { await waiter.shutdown() }
+        }
+        let notes: [String: Double] = [
+            "ms p50": percentile(gaps, 0.5), "ms max": gaps.max() ?? 0, "waits": Double(gaps.count),
+            "failures": Double(failures), "from network": Double(sources["network", default: 0]),
+        ]
+        let figure = report.add(
+            scenario, notified ? "notified (LISTEN/NOTIFY)" : "polling alone", unit: "ms p99",
+            samples: [percentile(gaps, 0.99)], reference: polled, notes: notes, higherIsBetter: false)
+        if !notified { polled = figure }
+    }
+}
+
+/// Runs `body` with `count` stores, each on a pool of its own (as many processes would have),
+/// then shuts the pools down.
+private func withPostgresStores<T>(
+    port: Int, count: Int, _ body: ([PostgresCacheStore]) async throws -> T
+) async throws -> T {
+    var configuration = PostgresCacheStore.Configuration()
+    configuration.timeout = .seconds(2)
+    let stores = (0..<count).map { _ in
+        PostgresCacheStore(postgres: postgresConfiguration(port: port, connections: 4), configuration: configuration)
+    }
+    let pools = stores.map { store in Task { await store.run() } }
+    defer { for pool in pools { pool.cancel() } }
+    return try await body(stores)
+}
+
+/// A leasing store that does not notify: the waiting loads poll it, as they did before.
+private struct PollingOnly: CacheLeasing {
+    let store: PostgresCacheStore
+    var tier: CacheTier { store.tier }
+    func entry(for key: CacheKey) async throws -> CachedResponse? { try await store.entry(for: key) }
+    func store(_ response: CachedResponse, for key: CacheKey) async throws { try await store.store(response, for: key) }
+    func removeEntry(for key: CacheKey) async throws { try await store.removeEntry(for: key) }
+    func removeExpired(now: Date) async throws { try await store.removeExpired(now: now) }
+    func removeAll() async throws { try await store.removeAll() }
+    func acquireLease(on key: CacheKey, for duration: Duration) async throws -> CacheLease? {
+        try await store.acquireLease(on: key, for: duration)
+    }
+    func releaseLease(_ lease: CacheLease) async throws { try await store.releaseLease(lease) }
 }
 
 /// What one fleet member measured.

@@ -61,12 +61,21 @@ extension RequestCoordinator {
         return try await fetch(plan, request: request, lookup: lookup, cache: cache, finish: finish)
     }
 
-    /// Takes the lease on `key`, or polls for the entry its holder stores (backing off, on the
-    /// coordinator's clock) and retakes a lease that fell free, for at most `fleet.wait`: the
-    /// pauses and the store's calls count, so a slow store cannot stretch the wait.
+    /// Takes the lease on `key`, or waits for the entry its holder stores and retakes a lease
+    /// that fell free, for at most `fleet.wait`: the pauses and the store's calls count, so a
+    /// slow store cannot stretch the wait.
+    ///
+    /// With a store that notifies (``CacheLeaseNotifying``) and listens, the holder's release
+    /// wakes the wait: `stored` serves the entry at once, `notStored` sends the load to the
+    /// origin at once (every waiter of the fleet together). Polls go on, less often, for
+    /// what no notification reports (a holder that died, a notification lost). Without one,
+    /// the load polls, backing off on the coordinator's clock.
     nonisolated func leaseOrWait(
         _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan
     ) async -> FleetDecision {
+        // Watching starts before the first lease attempt, so no release after it goes unseen.
+        let watch = (leasing as? any CacheLeaseNotifying)?.watchLease(on: key)
+        defer { watch?.end() }
         var waited = Duration.zero
         var pause = FleetCollapsing.firstPoll
         while true {
@@ -99,14 +108,33 @@ extension RequestCoordinator {
                     "fleet lease still held after the wait; fetching", metadata: ["courier.cache.key": "\(key)"])
                 return .fetch
             }
+            let notified = watch?.isLive == true
+            if notified { pause = max(pause, FleetCollapsing.firstNotifiedPoll) }
             let step = min(pause, fleet.wait - waited)
-            do {
-                try await configuration.clock.sleep(for: step)
-            } catch {
-                return .fetch  // cancelled: the fetch that follows reports it
+            if let watch {  // not live yet: a release once it is still wakes the load
+                let release = await watch.next(within: step, on: configuration.clock)
+                guard !Task.isCancelled else { return .fetch }  // the fetch that follows reports it
+                switch release {
+                case .stored?:
+                    // Served by the lookup that follows (one read, not two); an entry the
+                    // policy cannot serve sends the load to the origin, as a polled one would.
+                    reportFleet(.leaseWaited(key: key.description), plan: plan)
+                    return .found
+                case .notStored?:
+                    reportFleet(.leaseReleasedUnstored(key: key.description), plan: plan)
+                    return .fetch
+                case nil:
+                    waited += step
+                }
+            } else {
+                do {
+                    try await configuration.clock.sleep(for: step)
+                } catch {
+                    return .fetch  // cancelled: the fetch that follows reports it
+                }
+                waited += step
             }
-            waited += step
-            pause = min(pause * 2, FleetCollapsing.longestPoll)
+            pause = min(pause * 2, notified ? FleetCollapsing.longestNotifiedPoll : FleetCollapsing.longestPoll)
         }
     }
 

@@ -26,7 +26,7 @@ internal import Metrics
 /// - `courier.cache.lookups` (counter): loads that consulted the cache, by `result` (`hit` or
 ///   `miss`) and `source` (`memory`, `disk`, `shared`, `revalidated`, or `network` on a miss).
 /// - `courier.cache.fleet` (counter): fleet-wide collapsing decisions, by `outcome`
-///   (`leaseTaken`, `leaseWaited`, `leaseWaitTimedOut`, `storeFailed`).
+///   (`leaseTaken`, `leaseWaited`, `leaseWaitTimedOut`, `leaseReleasedUnstored`, `storeFailed`).
 /// - `courier.cache.store_failures` (counter): calls to a cache store that failed (the load
 ///   carried on), by `tier` (`disk`, `shared`): a database that is down shows here.
 struct CourierMetrics: Sendable {

@@ -146,7 +146,7 @@ final class LoadTelemetry: Sendable {
     }
 
     /// Records what fleet-wide collapsing did for this load (`leaseTaken`, `leaseWaited`,
-    /// `leaseWaitTimedOut`, `storeFailed`).
+    /// `leaseWaitTimedOut`, `leaseReleasedUnstored`, `storeFailed`).
     func fleetCollapsing(_ outcome: String) {
         span?.attributes["courier.cache.fleet"] = outcome
         metrics?.fleetCollapsing(outcome: outcome)

@@ -1,0 +1,71 @@
+import CourierCaching
+import Testing
+
+@Suite("Lease watch machine")
+struct LeaseWatchMachineTests {
+    typealias Machine = LeaseWatchMachine<String>
+
+    @Test func aReleaseAnswersEveryWaiterOfItsKeyOnly() {
+        var machine = Machine()
+        let a = machine.add("k")
+        let b = machine.add("k")
+        let other = machine.add("other")
+        #expect(machine.wait("k", id: a, waiter: "a", taskIsCancelled: false) == .waits)
+        #expect(machine.wait("k", id: b, waiter: "b", taskIsCancelled: false) == .waits)
+        #expect(machine.wait("other", id: other, waiter: "o", taskIsCancelled: false) == .waits)
+        #expect(machine.waitingCount == 3)
+        #expect(machine.notify("k", .notStored).sorted() == ["a", "b"])
+        #expect(machine.waitingCount == 1 && machine.count == 3)
+        // Answered once: nothing is left to cancel or end.
+        #expect(machine.cancelWait("k", id: a) == nil)
+        #expect(machine.remove("k", id: b) == nil)
+        #expect(machine.remove("other", id: other) == "o")
+        #expect(machine.notify("missing", .stored).isEmpty)
+    }
+
+    @Test func aReleaseBeforeTheWaitIsKeptAndReadOnce() {
+        var machine = Machine()
+        let id = machine.add("k")
+        #expect(machine.notify("k", .notStored).isEmpty)
+        #expect(machine.notify("k", .stored).isEmpty)  // the latest wins
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.stored))
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .waits)
+        #expect(machine.notify("k", .notStored) == ["w"])
+    }
+
+    @Test func cancellationAndEndAnswerAParkedWaiterOnce() {
+        var machine = Machine()
+        let id = machine.add("k")
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: true) == .now(nil))
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .waits)
+        #expect(machine.cancelWait("k", id: id) == "w")
+        #expect(machine.cancelWait("k", id: id) == nil)
+        // The watch still hears releases after a cancelled wait.
+        #expect(machine.notify("k", .stored).isEmpty)
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.stored))
+        #expect(machine.wait("k", id: id, waiter: "w2", taskIsCancelled: false) == .waits)
+        #expect(machine.remove("k", id: id) == "w2")
+        #expect(machine.count == 0)
+        // An ended watch answers nil at once and hears nothing.
+        #expect(machine.wait("k", id: id, waiter: "late", taskIsCancelled: false) == .now(nil))
+        #expect(machine.notify("k", .stored).isEmpty)
+        #expect(machine.count == 0)
+    }
+
+    @Test func watchesWakeThroughTheClassAndEndWithTheirWatch() async {
+        let notifications = LeaseNotifications()
+        let watch = notifications.watch("k")
+        let waiting = Task { await watch.next() }
+        try? await Task.sleep(for: .milliseconds(5))  // parked or not yet: a release reaches it either way
+        notifications.released("k", .stored)
+        #expect(await waiting.value == .stored)
+        let cancelled = Task { await watch.next(within: .seconds(60), on: ContinuousClock()) }
+        cancelled.cancel()
+        #expect(await cancelled.value == nil)
+        #expect(await watch.next(within: .milliseconds(10), on: ContinuousClock()) == nil)
+        watch.end()
+        #expect(notifications.watchCount == 0)
+        #expect(await watch.next() == nil)
+    }
+
+}
