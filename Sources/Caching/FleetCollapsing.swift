@@ -10,12 +10,13 @@
 ///   (also when the fetch fails or is cancelled);
 /// - the others wait for the entry, for at most ``wait``: an entry that appears is served
 ///   through the cache's usual rules; a lease that falls free (its holder failed, or died and
-///   the lease expired) is taken; after ``wait`` they fetch themselves. A store that notifies
-///   releases (`PostgresCacheStore` does, through `LISTEN`/`NOTIFY`) wakes them when the
-///   holder gives the lease back: they read its entry at once, or, when it stored nothing
-///   (its answer could not be stored), all go to the origin at once. They still poll, every
-///   250 ms to 1 s, for what no notification reports. A store that does not notify is polled,
-///   backing off from 5 ms to at most 250 ms (on the coordinator's clock).
+///   the lease expired) is taken by one of them; after ``wait`` they fetch themselves. A store
+///   that notifies releases (`PostgresCacheStore` does, through `LISTEN`/`NOTIFY`) wakes them
+///   when the holder gives the lease back: they serve its entry at once; when its answer
+///   could not be stored, they all go to the origin at once; when it got no answer, one
+///   takes the lease at once. They still poll, every 250 ms to 1 s, for what no notification
+///   reports. A store that does not notify is polled, backing off from 5 ms to at most 250 ms
+///   (on the coordinator's clock).
 ///
 /// A store error while leasing never fails a load: it becomes a `storeFailed` event and the load
 /// fetches itself.

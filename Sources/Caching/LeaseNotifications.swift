@@ -8,15 +8,23 @@ internal import CourierCore
 package protocol CacheLeaseNotifying: CacheLeasing {
     /// Starts watching the lease on `key`: every release from now on reaches the watch.
     func watchLease(on key: CacheKey) -> LeaseWatch
+    /// Gives `lease` back, telling the waiters whether the holder got an answer (`answered`):
+    /// they learn ``LeaseRelease/stored`` when an entry for the key is stored, else
+    /// ``LeaseRelease/notStored`` when it got one (which could not be stored), else
+    /// ``LeaseRelease/failed``.
+    func releaseLease(_ lease: CacheLease, answered: Bool) async throws
 }
 
 /// What the holder of a lease left when it gave the lease back.
 package enum LeaseRelease: Sendable, Equatable {
-    /// An entry for the key is stored: read it.
+    /// An entry for the key is stored: serve it.
     case stored
-    /// No entry for the key is stored (the answer could not be stored, or the fetch failed):
-    /// every waiter goes to the origin at once, rather than taking the lease one after another.
+    /// The holder got an answer that could not be stored (`no-store`, say): every waiter goes
+    /// to the origin at once, rather than taking the lease one after another.
     case notStored
+    /// The holder got no answer (its fetch failed, or was cancelled): a waiter takes the lease
+    /// at once and fetches for the others.
+    case failed
 }
 
 /// One load's watch of one key's lease, from ``CacheLeaseNotifying/watchLease(on:)`` until
@@ -51,11 +59,17 @@ package final class LeaseWatch: Sendable {
                 try? await clock.sleep(for: timeout)
                 return nil
             }
-            let first = await group.next() ?? nil
+            var release = await group.next() ?? nil
             group.cancelAll()
-            return first
+            // A release that reached the waiter as the sleep ended is not dropped.
+            while let other = await group.next() { release = release ?? other }
+            return release
         }
     }
+
+    /// Forgets a release not read yet: called before each attempt at the lease, so that an
+    /// earlier holder's release, heard late, is not taken for the next holder's.
+    package func discardUnread() { notifications.discardUnread(key, id: id) }
 
     /// Stops watching (also when the watch is released).
     package func end() { notifications.end(key, id: id) }
@@ -107,6 +121,10 @@ package final class LeaseNotifications: Sendable {
         }
     }
 
+    fileprivate func discardUnread(_ key: String, id: UInt64) {
+        machine.withLock { $0.discardUnread(key, id: id) }
+    }
+
     fileprivate func end(_ key: String, id: UInt64) {
         machine.withLock { $0.remove(key, id: id) }?.resume(returning: nil)
     }
@@ -119,7 +137,7 @@ package final class LeaseNotifications: Sendable {
 ///
 /// Events: ``add(_:)`` opens a watch; ``wait(_:id:waiter:taskIsCancelled:)`` returns an unread
 /// release at once or parks the waiter; ``notify(_:_:)`` answers every parked waiter of the
-/// key and keeps the release for the idle ones; ``cancelWait(_:id:)`` and ``remove(_:id:)``
+/// key and keeps the release for the idle ones; ``discardUnread(_:id:)`` forgets it; ``cancelWait(_:id:)`` and ``remove(_:id:)``
 /// hand back a parked waiter (to answer nil), once.
 package struct LeaseWatchMachine<Waiter: Sendable>: Sendable {
     enum Watch: Sendable {
@@ -196,6 +214,11 @@ package struct LeaseWatchMachine<Waiter: Sendable>: Sendable {
         }
         watches[key] = updated
         return waiters
+    }
+
+    /// Forgets watch `id`'s unread release, if any.
+    package mutating func discardUnread(_ key: String, id: UInt64) {
+        if case .idle(_?) = watches[key]?[id] { watches[key]?[id] = .idle(unread: nil) }
     }
 
     /// Ends watch `id`: returns its waiter (to answer nil) if it waits.

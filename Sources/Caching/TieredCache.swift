@@ -26,6 +26,8 @@ public actor TieredCache {
     /// The handlers this cache added to its stores' observers, removed when it goes (a store
     /// may outlive many caches).
     private nonisolated let subscriptions: [(source: any CacheEventSource, id: UInt64)]
+    /// The handlers this cache added to its shared stores' remote changes, removed when it goes.
+    private nonisolated let coherence: [(source: any CacheCoherenceSource, id: UInt64)]
 
     /// Creates a cache with a memory tier bounded by `memory` in front of `stores`, in order
     /// (say, a ``DiskCache`` then a shared store). `now` is the wall clock used for expiry
@@ -42,10 +44,17 @@ public actor TieredCache {
             guard let source = store as? any CacheEventSource else { return nil }
             return (source, source.observers.add { observers.notify($0) })
         }
+        let sink = CoherenceSink()
+        coherence = stores.enumerated().compactMap { index, store in
+            guard let source = store as? any CacheCoherenceSource else { return nil }
+            return (source, source.remoteChanges.add { sink.changed($0, below: index) })
+        }
+        sink.attach(self)
     }
 
     deinit {
         for (source, id) in subscriptions { source.observers.remove(id) }
+        for (source, id) in coherence { source.remoteChanges.remove(id) }
     }
 
     /// Creates a cache with a memory tier bounded by `memory` and, optionally, one store behind it.

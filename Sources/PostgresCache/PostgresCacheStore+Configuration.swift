@@ -41,6 +41,15 @@ extension PostgresCacheStore {
         /// fails every call with ``ServiceError/Code/cacheStoreFailed``.
         public var schema: String?
 
+        /// Whether the store keeps the fleet coherent through PostgreSQL's `LISTEN`/`NOTIFY`:
+        /// each write or removal is announced, and each instance's ``TieredCache`` drops its
+        /// own copies (memory, disk) of what another changed; loads waiting on a fleet-wide
+        /// lease wake when its holder gives it back, rather than poll. One connection of the
+        /// pool listens, from the store's first call. true by default; turn it off for a pool
+        /// of one connection, or a server that does not deliver notifications (some
+        /// transaction-pooling proxies).
+        public var notifications = true
+
         /// The defaults.
         public init() {}
 

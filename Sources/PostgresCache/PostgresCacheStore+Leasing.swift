@@ -25,10 +25,18 @@ extension PostgresCacheStore {
         return granted.first == token ? CacheLease(key: key, token: token) : nil
     }
 
-    /// Gives the lease back, and tells the fleet's loads waiting on it (`NOTIFY`) whether an
-    /// entry for the key is stored; does nothing when the lease expired and another holder
-    /// has taken it since.
+    /// Gives the lease back; does nothing when it expired and another holder has taken it
+    /// since. The fleet's loads waiting on it learn whether an entry for the key is stored
+    /// (else they take the lease again: see ``releaseLease(_:answered:)``).
     public func releaseLease(_ lease: CacheLease) async throws {
+        try await releaseLease(lease, answered: false)
+    }
+
+    /// Gives the lease back and tells the fleet's loads waiting on it (`NOTIFY`) what the
+    /// holder left: an entry for the key (`stored`), an answer that could not be stored
+    /// (`notStored`: they all go to the origin), or nothing (`failed`: one takes the lease).
+    package func releaseLease(_ lease: CacheLease, answered: Bool) async throws {
+        let empty = answered ? " notStored" : " failed"
         try await call("releasing a lease") { store in
             try await store.execute(
                 """
@@ -38,8 +46,11 @@ extension PostgresCacheStore {
                     RETURNING key_digest)
                 SELECT pg_notify(\(store.tables.channel), 'lease ' || encode(released.key_digest, 'hex')
                     || CASE WHEN EXISTS (SELECT 1 FROM \(unescaped: store.tables.entries) AS entries
-                        WHERE entries.key_digest = released.key_digest) THEN ' stored' ELSE ' notStored' END)
-                FROM released
+                        WHERE entries.key_digest = released.key_digest
+                        AND (entries.expires_at IS NULL
+                            OR entries.expires_at > extract(epoch FROM clock_timestamp())))
+                    THEN ' stored' ELSE \(empty) END)
+                FROM released WHERE \(store.configuration.notifications)
                 """)
         }
     }

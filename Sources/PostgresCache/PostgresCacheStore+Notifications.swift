@@ -4,46 +4,79 @@ internal import CourierCore
 package import Logging
 internal import PostgresNIO
 
-/// The store's notifications: one connection of the pool listens on the store's channel
-/// (``PostgresCacheTables/channel``) from the first lease the process asks for, and each
-/// release of a lease is announced on it, so that the loads of the fleet waiting on the lease
-/// wake at once (``CacheLeaseNotifying``).
+/// The store's notifications, on its channel (``PostgresCacheTables/channel``), which one
+/// connection of the pool listens on from the store's first call (when
+/// ``Configuration/notifications`` is on):
 ///
-/// A payload reads `lease <key digest in hex> stored|notStored`; anything else is ignored with
-/// a debug log (another version may say more).
+/// - `lease <key digest> stored|notStored`: a lease was given back, with or without an entry
+///   stored for its key; the fleet's loads waiting on it wake at once (``CacheLeaseNotifying``).
+/// - `entry <instance> <key digest> [<key>]`: an instance stored or removed an entry; the others'
+///   ``TieredCache``s drop their own copies (``CacheCoherenceSource``). The key is left out when
+///   it would not fit a notification (8,000 bytes).
+/// - `all <instance>`: an instance removed every entry.
+///
+/// Anything else is ignored with a debug log (another version may say more), and so is what
+/// this store announced itself.
 extension PostgresCacheStore: CacheLeaseNotifying {
     package func watchLease(on key: CacheKey) -> LeaseWatch {
         startListening()
         return notifications.watch(SHA256.hex(Array(Self.digest(key))))
     }
 
-    /// Starts listening unless a listener runs: it holds one connection of the pool and takes
-    /// another after a failure (a second later), until the pool shuts down or the store goes.
+    /// The announcement of a write or removal of `key`'s entry.
+    func entryAnnouncement(_ key: CacheKey) -> String {
+        let head = "entry \(instance) \(key.digest)"
+        return key.rawValue.utf8.count <= 7_800 ? head + " " + key.rawValue : head
+    }
+
+    /// Starts listening unless a listener runs (or notifications are off, or the schema's name
+    /// is refused): it holds one connection of the pool and takes another after a failure (a
+    /// second later), until ``run()`` returns, the pool shuts down, or the store goes.
     package func startListening() {
+        guard listens else { return }
         listener.withLock { task in
             guard task == nil else { return }
-            task = Task { [client, notifications, channel = tables.channel, logger] in
-                await Self.listen(client: client, channel: channel, notifications: notifications, logger: logger)
+            let listening = Listening(
+                notifications: notifications, remoteChanges: remoteChanges, instance: instance, logger: logger)
+            task = Task { [client, channel = tables.channel] in
+                await Self.listen(client: client, channel: channel, listening)
             }
         }
     }
 
-    private static func listen(
-        client: PostgresClient, channel: String, notifications: LeaseNotifications, logger: Logger?
-    ) async {
+    /// Where the listener hands what it hears (not the store: the listener must not keep it alive).
+    package struct Listening: Sendable {
+        let notifications: LeaseNotifications
+        let remoteChanges: RemoteChanges
+        let instance: String
+        let logger: Logger?
+
+        package init(
+            notifications: LeaseNotifications, remoteChanges: RemoteChanges, instance: String, logger: Logger? = nil
+        ) {
+            self.notifications = notifications
+            self.remoteChanges = remoteChanges
+            self.instance = instance
+            self.logger = logger
+        }
+    }
+
+    private static func listen(client: PostgresClient, channel: String, _ listening: Listening) async {
+        let notifications = listening.notifications
+        let logger = listening.logger
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: channel) { received in
                         notifications.setListening(true)
                         for try await notification in received {
-                            Self.deliver(notification.payload, to: notifications, logger: logger)
+                            Self.deliver(notification.payload, to: listening)
                         }
                     }
                 }
             } catch {
                 notifications.setListening(false)
-                if (error as? PSQLError)?.code == .poolClosed || Task.isCancelled { return }
+                if Task.isCancelled || isShutDown(error) { return }
                 logger?.debug(
                     "the PostgreSQL cache stopped listening; again in a second",
                     metadata: ["error": "\(String(reflecting: error))"])
@@ -53,17 +86,48 @@ extension PostgresCacheStore: CacheLeaseNotifying {
         }
     }
 
-    /// Hands one notification's release to the watches of its key.
-    package static func deliver(_ payload: String, to notifications: LeaseNotifications, logger: Logger?) {
-        let parts = payload.split(separator: " ")
-        guard parts.count == 3, parts[0] == "lease", parts[1].utf8.count == 64 else {
-            logger?.debug("the PostgreSQL cache ignored a notification", metadata: ["payload": "\(payload)"])
-            return
+    /// Whether `error` says the pool shut down (postgres-nio reports it as its pool module's
+    /// `ConnectionPoolError.poolShutdown`, or as `PSQLError.poolClosed`).
+    private static func isShutDown(_ error: any Error) -> Bool {
+        if (error as? PSQLError)?.code == .poolClosed { return true }
+        return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError") && "\(error)".contains("Shutdown")
+    }
+
+    /// Whether a listener task runs (a test hook).
+    package var hasListener: Bool { listener.withLock { $0 != nil } }
+
+    /// Stops the listener (``run()`` does when the pool it ran stops).
+    func stopListening() {
+        listener.withLock { task in
+            task?.cancel()
+            task = nil
         }
-        switch parts[2] {
-        case "stored": notifications.released(String(parts[1]), .stored)
-        case "notStored": notifications.released(String(parts[1]), .notStored)
-        default: logger?.debug("the PostgreSQL cache ignored a notification", metadata: ["payload": "\(payload)"])
+        notifications.setListening(false)
+    }
+
+    /// Hands one notification to the watches of its lease, or to the caches holding the store.
+    package static func deliver(_ payload: String, to listening: Listening) {
+        let parts = payload.split(separator: " ", maxSplits: 3)
+        let release: LeaseRelease? =
+            switch parts.count == 3 ? parts[2] : "" {
+            case "stored": .stored
+            case "notStored": .notStored
+            case "failed": .failed
+            default: nil
+            }
+        switch (parts.first, parts.count) {
+        case ("lease", 3) where parts[1].utf8.count == 64 && release != nil:
+            listening.notifications.released(String(parts[1]), release!)
+        case ("entry", 3...)
+        where parts[2].utf8.count == 64
+            && (parts.count == 3 || CacheKey(String(parts[3])).digest == parts[2]):
+            guard parts[1] != listening.instance else { return }
+            let key = parts.count == 4 ? CacheKey(String(parts[3])) : nil
+            listening.remoteChanges.notify(.entry(digest: String(parts[2]), key: key))
+        case ("all", 2):
+            if parts[1] != listening.instance { listening.remoteChanges.notify(.all) }
+        default:
+            listening.logger?.debug("the PostgreSQL cache ignored a notification", metadata: ["payload": "\(payload)"])
         }
     }
 }

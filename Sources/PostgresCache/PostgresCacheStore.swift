@@ -28,9 +28,10 @@ public import ServiceLifecycle
 /// ``init(client:configuration:backgroundLogger:)``.
 ///
 /// One table holds the entries, keyed by the SHA-256 digest of the cache key with the full key
-/// stored and compared; others hold fleet-collapsing leases and host pauses. Once a load
-/// waits on a lease, one connection of the pool listens for the fleet's releases (`LISTEN`),
-/// so that waiting loads wake when the holder is done rather than poll. The store creates
+/// stored and compared; others hold fleet-collapsing leases and host pauses. From the first
+/// call, one connection of the pool listens to the fleet (``Configuration/notifications``):
+/// loads waiting on a lease wake when its holder is done, and what another instance writes or
+/// removes leaves this instance's memory and disk tiers. The store creates
 /// them on first use and migrates them (a schema version is kept in a one-row table), in
 /// ``Configuration/schema`` when one is set. It needs PostgreSQL 11 or later. Every row
 /// carries a checksum checked on read: a row that fails it is a miss and is deleted. When rows
@@ -44,7 +45,7 @@ public import ServiceLifecycle
 /// from the network. After a failure, calls fail at once for ``Configuration/pauseAfterFailure``
 /// (1 s), so an outage costs one timeout per second, not one per call. The pool reconnects by
 /// itself when the server comes back.
-public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
+public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCoherenceSource, Service {
     /// The connection pool the store queries through.
     public let client: PostgresClient
     /// The store's settings.
@@ -66,15 +67,30 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     let lastFailure = LockedValue<ContinuousClock.Instant?>(nil)
     /// The loads waiting on a lease, woken by the store's notifications.
     package let notifications = LeaseNotifications()
-    /// The task that listens for them, from the first lease watched.
+    /// What other instances stored or removed, heard on the store's channel.
+    package let remoteChanges = RemoteChanges()
+    /// Names this store in its notifications, so that it ignores its own.
+    let instance = UUID().uuidString
+    /// The task that listens for notifications, from the first call.
     let listener = LockedValue<Task<Void, Never>?>(nil)
+    /// Whether the store listens: ``Configuration/notifications`` is on, the schema's name is
+    /// taken, and the pool the store made for itself has a connection to spare.
+    package let listens: Bool
 
     /// A store on `client`, which the caller runs (or runs through ``run()``).
-    public init(client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil) {
+    public convenience init(
+        client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil
+    ) {
+        self.init(client: client, configuration: configuration, backgroundLogger: backgroundLogger, connections: nil)
+    }
+
+    private init(client: PostgresClient, configuration: Configuration, backgroundLogger: Logger?, connections: Int?) {
         self.client = client
         self.configuration = configuration
         tables = PostgresCacheTables(schema: configuration.schema)
         logger = backgroundLogger
+        // The listener holds a connection: a pool of one would have none left for the calls.
+        listens = configuration.notifications && tables.problem == nil && (connections ?? 2) >= 2
     }
 
     /// A store on a pool of its own to the server `postgres` names; call ``run()`` to run it.
@@ -93,7 +109,9 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
         let client =
             backgroundLogger.map { PostgresClient(configuration: postgres, backgroundLogger: $0) }
             ?? PostgresClient(configuration: postgres)
-        self.init(client: client, configuration: configuration, backgroundLogger: backgroundLogger)
+        self.init(
+            client: client, configuration: configuration, backgroundLogger: backgroundLogger,
+            connections: postgres.options.maximumConnections)
     }
 
     deinit {
@@ -109,6 +127,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     /// traps when run twice.
     public func run() async {
         await client.run()
+        stopListening()
     }
 
     public func entry(for key: CacheKey) async throws -> CachedResponse? {
@@ -133,9 +152,11 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
 
     public func store(_ response: CachedResponse, for key: CacheKey) async throws {
         let row = PostgresCacheRow(response, key: key)
+        let announcement = entryAnnouncement(key)
         try await call("a write") { store in
             try await store.execute(
                 """
+                WITH written AS (
                 INSERT INTO \(unescaped: store.tables.entries) AS existing (key_digest, cache_key, variant, status, header_fields, body,
                     request_time, response_time, expires_at, size, checksum, last_access)
                 VALUES (\(Self.digest(key)), \(row.key), \(row.variant), \(row.status), \(row.fields), \(row.body),
@@ -147,15 +168,23 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
                     last_access = EXCLUDED.last_access
                 WHERE existing.response_time <= EXCLUDED.response_time
+                RETURNING 1)
+                SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written
+                WHERE \(store.configuration.notifications)
                 """)
         }
         if noteStored(bytes: Int(row.size)) { evictInBackground() }
     }
 
     public func removeEntry(for key: CacheKey) async throws {
+        let announcement = entryAnnouncement(key)
         try await call("a removal") { store in
+            // Announced also when the row was gone: other instances may still hold copies.
             try await store.execute(
-                "DELETE FROM \(unescaped: store.tables.entries) WHERE key_digest = \(Self.digest(key))")
+                """
+                WITH removed AS (DELETE FROM \(unescaped: store.tables.entries) WHERE key_digest = \(Self.digest(key)))
+                SELECT pg_notify(\(store.tables.channel), \(announcement)) WHERE \(store.configuration.notifications)
+                """)
         }
     }
 
@@ -171,8 +200,13 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
     }
 
     public func removeAll() async throws {
+        let announcement = "all \(instance)"
         try await call("removing every entry") { store in
-            try await store.execute("DELETE FROM \(unescaped: store.tables.entries)")
+            try await store.execute(
+                """
+                WITH removed AS (DELETE FROM \(unescaped: store.tables.entries))
+                SELECT pg_notify(\(store.tables.channel), \(announcement)) WHERE \(store.configuration.notifications)
+                """)
         }
     }
 
@@ -219,6 +253,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, Service {
                 "The PostgreSQL cache skipped \(operation): a call failed within the last \(pause) "
                     + "(Configuration.pauseAfterFailure).")
         }
+        startListening()
         do {
             let result = try await CallDeadline.run(operation, limit: limit ?? configuration.timeout) {
                 try await self.schemaReady()

@@ -31,6 +31,12 @@ struct LeaseWatchMachineTests {
         #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.stored))
         #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .waits)
         #expect(machine.notify("k", .notStored) == ["w"])
+        // An unread release is forgotten before the next attempt at the lease.
+        #expect(machine.notify("k", .failed).isEmpty)
+        machine.discardUnread("k", id: id)
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .waits)
+        machine.discardUnread("k", id: id)  // a parked waiter stays parked
+        #expect(machine.notify("k", .stored) == ["w"])
     }
 
     @Test func cancellationAndEndAnswerAParkedWaiterOnce() {
@@ -55,8 +61,8 @@ struct LeaseWatchMachineTests {
     @Test func watchesWakeThroughTheClassAndEndWithTheirWatch() async {
         let notifications = LeaseNotifications()
         let watch = notifications.watch("k")
-        let waiting = Task { await watch.next() }
-        try? await Task.sleep(for: .milliseconds(5))  // parked or not yet: a release reaches it either way
+        let waiting = Task { await watch.next(within: .seconds(10), on: ContinuousClock()) }
+        while notifications.waitingCount == 0 { await Task.yield() }  // parked
         notifications.released("k", .stored)
         #expect(await waiting.value == .stored)
         let cancelled = Task { await watch.next(within: .seconds(60), on: ContinuousClock()) }
@@ -65,7 +71,7 @@ struct LeaseWatchMachineTests {
         #expect(await watch.next(within: .milliseconds(10), on: ContinuousClock()) == nil)
         watch.end()
         #expect(notifications.watchCount == 0)
-        #expect(await watch.next() == nil)
+        #expect(await watch.next(within: .seconds(10), on: ContinuousClock()) == nil)
     }
 
 }

@@ -4,6 +4,8 @@ import CourierPostgresCache
 import CourierServices
 import CourierTestServer
 import Foundation
+import PostgresNIO
+import Synchronization
 import Testing
 
 /// A clock whose sleeps never end within a test (until cancelled): a load on it cannot poll,
@@ -23,7 +25,13 @@ private struct FleetGateResource: Resource {
     typealias Response = Data
     var baseURL: String
     var name: String
-    var endpoint: Endpoint { Endpoint(baseURL, path: "/gate", query: ["name": name]) }
+    var cacheControl: String?
+    var endpoint: Endpoint {
+        Endpoint(
+            baseURL, path: "/gate",
+            query: [URLQueryItem(name: "name", value: name)]
+                + (cacheControl.map { [URLQueryItem(name: "cc", value: $0)] } ?? []))
+    }
     var cachePolicy: CachePolicy {
         CachePolicy.cacheElseNetwork(maxAge: .seconds(60), tiers: .shared)
             .collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60))
@@ -95,8 +103,54 @@ struct PostgresLeaseNotificationTests {
         }
     }
 
-    @Test("a holder that stores nothing sends every waiting process to the origin at once")
+    @Test("a holder whose answer cannot be stored sends every waiting process to the origin at once")
     func notStoredReleasesEveryWaiter() async throws {
+        try await withThreeProcesses(name: "unstored", cacheControl: "no-store") { server, held, waited, events in
+            // The holder gets its answer (no-store): both waiters go to the origin at once,
+            // where the gate holds them (they cannot poll).
+            #expect(server.releaseHeld("unstored") == 1)
+            #expect(try await held.value.source == .network)
+            #expect(await server.waitUntilHeld("unstored", count: 2, timeout: .seconds(40)))
+            server.openGate("unstored")
+            for load in waited {
+                let loaded = try await load.value
+                #expect(loaded.source == .network)
+            }
+            for names in await events() {
+                #expect(names.contains("leaseReleasedUnstored") && !names.contains("leaseTaken"), "\(names)")
+            }
+            #expect(server.gateCounts("unstored").served == 3)
+        }
+    }
+
+    @Test("a holder that fails gives the lease to one waiting process, which fetches for the other")
+    func failedHandsTheLeaseOn() async throws {
+        try await withThreeProcesses(name: "failed", cacheControl: nil) { server, held, waited, events in
+            held.cancel()  // no answer: one waiter takes the lease at once
+            await #expect(throws: ServiceError.self) { try await held.value }
+            // The cancelled holder's request stays at the gate; the new holder's joins it.
+            #expect(await server.waitUntilHeld("failed", count: 2, timeout: .seconds(40)))
+            server.openGate("failed")
+            var sources: [ResponseSource] = []
+            for load in waited { sources.append(try await load.value.source) }
+            #expect(sources.filter { $0 == .network }.count == 1 && sources.filter { $0 == .shared }.count == 1)
+            let names = await events()
+            #expect(names.filter { $0.contains("leaseTaken") }.count == 1, "\(names)")
+            #expect(names.filter { $0.contains("leaseWaited") }.count == 1, "\(names)")
+            #expect(!names.joined().contains("leaseReleasedUnstored"))
+        }
+    }
+
+    /// A holder on a real clock and two waiting processes that cannot poll, loading
+    /// `/gate?name=` (with `cacheControl`): `body` gets the holder's load (held at the gate),
+    /// the waiters' loads (each waiting on the lease) and a function that shuts the three down
+    /// and returns each waiter's cache events. The waiters are cancelled after 60 s.
+    private func withThreeProcesses(
+        name: String, cacheControl: String?,
+        _ body: (
+            TestServer, Task<Loaded<Data>, any Error>, [Task<Loaded<Data>, any Error>], () async -> [[String]]
+        ) async throws -> Void
+    ) async throws {
         try await withPostgresStore { cluster, holderStore in
             try await holderStore.prepare()
             try await withRunningStore(on: cluster) { firstStore in
@@ -104,34 +158,28 @@ struct PostgresLeaseNotificationTests {
                     try await withTestServer { server in
                         let holder = Self.coordinator(holderStore, clock: ContinuousClock())
                         let waiters = [firstStore, secondStore].map { Self.coordinator($0, clock: StalledClock()) }
-                        let resource = FleetGateResource(baseURL: server.baseURL, name: "unstored")
-                        let events = waiters.map { $0.events(bufferingNewest: 100) }
+                        let resource = FleetGateResource(
+                            baseURL: server.baseURL, name: name, cacheControl: cacheControl)
+                        let streams = waiters.map { $0.events(bufferingNewest: 100) }
                         let held = Task { try await resource.loadResponse(using: holder) }
-                        #expect(await server.waitUntilHeld("unstored", count: 1))
+                        #expect(await server.waitUntilHeld(name, count: 1))
                         let waited = waiters.map { waiter in Task { try await resource.loadResponse(using: waiter) } }
                         // Bounded: loads no notification reaches wait for the stalled clock.
                         let timeout = Task {
-                            try await Task.sleep(for: .seconds(30))
+                            try await Task.sleep(for: .seconds(60))
                             for load in waited { load.cancel() }
                         }
                         defer { timeout.cancel() }
                         #expect(await Self.waitUntilWatching(firstStore, watches: 1))
                         #expect(await Self.waitUntilWatching(secondStore, watches: 1))
-                        // The holder's fetch is cancelled: it gives the lease back with nothing stored.
-                        held.cancel()
-                        await #expect(throws: ServiceError.self) { try await held.value }
-                        // Both go to the origin at once, where the gate holds them (they cannot poll).
-                        #expect(await server.waitUntilHeld("unstored", count: 2, timeout: .seconds(40)))
-                        server.openGate("unstored")
-                        for load in waited {
-                            let loaded = try await load.value
-                            #expect(loaded.source == .network)
-                        }
-                        await holder.shutdown()
-                        for (waiter, stream) in zip(waiters, events) {
-                            await waiter.shutdown()
-                            let names = await Self.names(stream)
-                            #expect(names.contains("leaseReleasedUnstored"), "\(names)")
+                        try await body(server, held, waited) {
+                            await holder.shutdown()
+                            var names: [[String]] = []
+                            for (waiter, stream) in zip(waiters, streams) {
+                                await waiter.shutdown()
+                                names.append(await Self.names(stream))
+                            }
+                            return names
                         }
                         let leases = try await cluster.psql("SELECT count(*) FROM courier_cache_leases")
                         #expect(leases == "0")
@@ -141,20 +189,80 @@ struct PostgresLeaseNotificationTests {
         }
     }
 
+    @Test("the listener stops when the pool stops; a pool of one connection does not listen")
+    func listenerLifecycle() async throws {
+        let cluster = try await PostgresCluster.start()
+        defer { Task { await cluster.remove() } }
+        let store = try await withRunningStore(on: cluster) { store in
+            _ = try await store.entry(for: CacheKey("GET https://api.example.com/any"))  // the first call
+            #expect(await Self.eventually { store.notifications.isListening })
+            return store
+        }
+        #expect(await Self.eventually { !store.hasListener && !store.notifications.isListening })
+        var postgres = PostgresClient.Configuration(
+            host: "127.0.0.1", port: cluster.port, username: PostgresCluster.superuser, password: nil,
+            database: PostgresCluster.database, tls: .disable)
+        postgres.options.maximumConnections = 1
+        #expect(!PostgresCacheStore(postgres: postgres).listens)
+        postgres.options.maximumConnections = 2
+        #expect(PostgresCacheStore(postgres: postgres).listens)
+        var off = PostgresCacheStore.Configuration()
+        off.notifications = false
+        #expect(!PostgresCacheStore(postgres: postgres, configuration: off).listens)
+        off = PostgresCacheStore.Configuration()
+        off.schema = "Not-Plain"
+        #expect(!PostgresCacheStore(postgres: postgres, configuration: off).listens)
+    }
+
+    static func eventually(_ condition: () async -> Bool) async -> Bool {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(20) {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
+
+@Suite("PostgreSQL cache notifications, parsed")
+struct PostgresNotificationParsingTests {
     @Test("a malformed notification is ignored; a well-formed one for another key wakes nobody")
     func malformedNotifications() async throws {
         let notifications = LeaseNotifications()
-        let watch = notifications.watch(String(repeating: "a", count: 64))
+        let changes = RemoteChanges()
+        let heard = LockedChanges()
+        _ = changes.add { heard.append($0) }
+        let listening = PostgresCacheStore.Listening(
+            notifications: notifications, remoteChanges: changes, instance: "me")
+        let digest = String(repeating: "a", count: 64)
+        let watch = notifications.watch(digest)
+        let key = CacheKey("GET https://api.example.com/a b")
         for payload in [
-            "", "lease", "lease abc stored", "lease \(String(repeating: "a", count: 64)) maybe",
-            "purge \(String(repeating: "a", count: 64)) stored", "lease \(String(repeating: "b", count: 64)) stored",
+            "", "lease", "lease abc stored", "lease \(digest) maybe", "purge \(digest) stored",
+            "lease \(String(repeating: "b", count: 64)) stored", "entry other", "entry other abc",
+            "entry other \(digest) GET https://api.example.com/not-that-digest", "all", "all me", "all me too",
+            "entry me \(key.digest) \(key.rawValue)",
         ] {
-            PostgresCacheStore.deliver(payload, to: notifications, logger: nil)
+            PostgresCacheStore.deliver(payload, to: listening)
         }
         #expect(await watch.next(within: .milliseconds(50), on: ContinuousClock()) == nil)
-        PostgresCacheStore.deliver(
-            "lease \(String(repeating: "a", count: 64)) notStored", to: notifications, logger: nil)
-        #expect(await watch.next() == .notStored)
+        #expect(heard.all.isEmpty)
+        PostgresCacheStore.deliver("lease \(digest) notStored", to: listening)
+        #expect(await watch.next(within: .seconds(10), on: ContinuousClock()) == .notStored)
+        PostgresCacheStore.deliver("lease \(digest) failed", to: listening)
+        #expect(await watch.next(within: .seconds(10), on: ContinuousClock()) == .failed)
+        // Another instance's: the key (with its spaces) when it fits, the digest alone when not.
+        PostgresCacheStore.deliver("entry other \(key.digest) \(key.rawValue)", to: listening)
+        PostgresCacheStore.deliver("entry other \(digest)", to: listening)
+        PostgresCacheStore.deliver("all other", to: listening)
+        #expect(heard.all == [.entry(digest: key.digest, key: key), .entry(digest: digest, key: nil), .all])
     }
+}
+
+/// Changes a test heard.
+private final class LockedChanges: Sendable {
+    private let changes = Mutex<[RemoteChange]>([])
+    func append(_ change: RemoteChange) { changes.withLock { $0.append(change) } }
+    var all: [RemoteChange] { changes.withLock { $0 } }
 }
 #endif

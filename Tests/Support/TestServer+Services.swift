@@ -111,8 +111,9 @@ extension TestServer {
         switch request.path {
         case "/gate":
             let name = request.query("name") ?? "default"
+            let headers = json + (request.query("cc").map { [("Cache-Control", $0)] } ?? [])
             hold(at: name, out) { responder, served in
-                responder.send(200, headers: json, body: Array(#"{"gate":"\#(name)","served":\#(served)}"#.utf8))
+                responder.send(200, headers: headers, body: Array(#"{"gate":"\#(name)","served":\#(served)}"#.utf8))
             }
         case "/auth":
             let valid = request.query("valid") ?? "good"

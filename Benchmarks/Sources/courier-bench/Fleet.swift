@@ -4,6 +4,7 @@ import CourierPostgresCache
 import Foundation
 import Glibc
 import PostgresNIO
+import Synchronization
 
 /// The shared tier and fleet-wide collapsing, against a PostgreSQL cluster of the benchmark's
 /// own: hits from each tier, and a fleet of processes loading the same cold URLs at once.
@@ -12,6 +13,78 @@ func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: 
     try await evictionAtScale(postgres: postgres, report: report, quick: quick)
     try fleetStampede(nginx: nginx, postgres: postgres, report: report, quick: quick)
     try await collapseWakeUp(nginx: nginx, postgres: postgres, report: report, quick: quick)
+    try await writeCoherence(postgres: postgres, report: report, quick: quick)
+}
+
+/// How soon one instance's write leaves the other instances' memory: 10 "instances" (each a
+/// `TieredCache` on its own store and pool, in this process so that one clock times them) hold
+/// a key in memory; one writes a new version, and each other reports `invalidated`. Reports
+/// the time from the write's call (its own round trip included) to each report.
+private func writeCoherence(postgres: Postgres, report: Report, quick: Bool) async throws {
+    let instances = 10
+    let rounds = quick ? 5 : 30
+    report.section("Fleet: \(instances) instances, one writes a key the others hold in memory, x \(rounds)")
+    let scenario = "fleet write coherence"
+    report.scenario(scenario, detail: "ms from a write's call to its copies leaving the others' memory")
+    progress("fleet coherence")
+    var gaps: [Double] = []
+    var missed = 0
+    try await withPostgresStores(port: postgres.port, count: instances) { stores in
+        let caches = stores.map { TieredCache(stores: [$0]) }
+        let heard = Heard()
+        // The coordinators' events carry each cache's `invalidated` reports.
+        let coordinators = caches.map { cache in
+            var configuration = RequestCoordinator.Configuration()
+            configuration.cache = cache
+            return RequestCoordinator(transport: CurlTransport(), configuration: configuration)
+        }
+        let listeners = coordinators.dropFirst().map { coordinator in
+            let events = coordinator.events(bufferingNewest: 1_000)
+            return Task {
+                for await event in events {
+                    guard let cache = event.kind.cacheEvent, cache.name == .invalidated, let key = cache.key
+                    else { continue }
+                    let now = ContinuousClock.now
+                    heard.times.withLock { $0[key, default: []].append(now) }
+                }
+            }
+        }
+        defer { for listener in listeners { listener.cancel() } }
+        let entry = CachedResponse(
+            status: .ok, headerFields: [.contentType: "application/json"], body: Data(repeating: 0x61, count: 1_024),
+            requestTime: Date(), responseTime: Date())
+        // Every store listens once it has made a call.
+        for cache in caches { _ = await cache.lookup(CacheKey("GET https://api.example.com/warm-up")) }
+        try await Task.sleep(for: .milliseconds(500))
+        for round in 0..<rounds {
+            let key = CacheKey("GET https://api.example.com/coherence/\(getpid())/\(round)")
+            for cache in caches { await cache.store(entry, for: key, in: .all) }
+            try await Task.sleep(for: .milliseconds(100))  // the others' own announcements pass
+            heard.times.withLock { $0[key.description] = nil }
+            let written = ContinuousClock.now  // from the call: its own round trip counts
+            await caches[0].store(entry, for: key, in: .all)
+            let deadline = ContinuousClock.now + .seconds(2)
+            while heard.times.withLock({ $0[key.description]?.count ?? 0 }) < instances - 1,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            let times = heard.times.withLock { $0[key.description] ?? [] }
+            missed += instances - 1 - times.count
+            for time in times {
+                let gap = written.duration(to: time)
+                gaps.append(max(0, Double(gap.components.seconds) * 1e3 + Double(gap.components.attoseconds) / 1e15))
+            }
+        }
+        for coordinator in coordinators { await coordinator.shutdown() }
+    }
+    _ = report.add(
+        scenario, "notified (LISTEN/NOTIFY)", unit: "ms p99", samples: [percentile(gaps, 0.99)],
+        notes: [
+            "ms p50": percentile(gaps, 0.5), "ms max": gaps.max() ?? 0, "copies": Double(gaps.count),
+            "missed": Double(missed),
+        ],
+        higherIsBetter: false)
 }
 
 /// The shared tier's size bound on a large table: a million rows (100,000 with `--quick`)
@@ -262,6 +335,11 @@ private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, qu
             samples: [percentile(gaps, 0.99)], reference: polled, notes: notes, higherIsBetter: false)
         if !notified { polled = figure }
     }
+}
+
+/// When each instance reported each key `invalidated`.
+private final class Heard: Sendable {
+    let times = Mutex<[String: [ContinuousClock.Instant]]>([:])
 }
 
 /// Runs `body` with `count` stores, each on a pool of its own (as many processes would have),

@@ -48,7 +48,8 @@ extension RequestCoordinator {
             } catch {
                 result = .failure(error)
             }
-            await release(lease, from: leasing, plan: plan)
+            let answered = if case .success = result { true } else { false }
+            await release(lease, from: leasing, answered: answered, plan: plan)
             return try result.get()
         case .found:
             fleetGate.decided(key, holdsLease: false, found: true)
@@ -66,10 +67,11 @@ extension RequestCoordinator {
     /// slow store cannot stretch the wait.
     ///
     /// With a store that notifies (``CacheLeaseNotifying``) and listens, the holder's release
-    /// wakes the wait: `stored` serves the entry at once, `notStored` sends the load to the
-    /// origin at once (every waiter of the fleet together). Polls go on, less often, for
-    /// what no notification reports (a holder that died, a notification lost). Without one,
-    /// the load polls, backing off on the coordinator's clock.
+    /// wakes the wait: `stored` serves the entry at once, `notStored` (an answer that could
+    /// not be stored) sends the load to the origin at once (every waiter of the fleet
+    /// together), `failed` (no answer) makes it try the lease again at once. Polls go on, less
+    /// often, for what no notification reports (a holder that died, a notification lost).
+    /// Without one, the load polls, backing off on the coordinator's clock.
     nonisolated func leaseOrWait(
         _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan
     ) async -> FleetDecision {
@@ -85,12 +87,13 @@ extension RequestCoordinator {
                     reportFleet(.leaseWaited(key: key.description), plan: plan)
                     return .found
                 }
+                watch?.discardUnread()
                 if let lease = try await leasing.acquireLease(on: key, for: fleet.lease) {
                     // Another holder may have stored the entry and left since this load looked:
                     // before its first poll, or between its last poll and this lease (a race the
                     // PostgreSQL fleet tests hit: two origin requests instead of one).
                     if try await leasing.entry(for: key) != nil {
-                        await release(lease, from: leasing, plan: plan)
+                        await release(lease, from: leasing, answered: true, plan: plan)
                         if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
                         return .found
                     }
@@ -112,6 +115,7 @@ extension RequestCoordinator {
             if notified { pause = max(pause, FleetCollapsing.firstNotifiedPoll) }
             let step = min(pause, fleet.wait - waited)
             if let watch {  // not live yet: a release once it is still wakes the load
+                let started = ContinuousClock.now
                 let release = await watch.next(within: step, on: configuration.clock)
                 guard !Task.isCancelled else { return .fetch }  // the fetch that follows reports it
                 switch release {
@@ -123,6 +127,10 @@ extension RequestCoordinator {
                 case .notStored?:
                     reportFleet(.leaseReleasedUnstored(key: key.description), plan: plan)
                     return .fetch
+                case .failed?:
+                    waited += ContinuousClock.now - started
+                    pause = FleetCollapsing.firstPoll
+                    continue  // the lease is free: take it now (one waiter of the fleet will)
                 case nil:
                     waited += step
                 }
@@ -161,11 +169,20 @@ extension RequestCoordinator {
         return (value, execution)
     }
 
-    /// Gives `lease` back, in a task of its own so that a cancelled load still does; a failure
-    /// is reported and otherwise ignored (the lease expires).
-    private nonisolated func release(_ lease: CacheLease, from leasing: any CacheLeasing, plan: LoadPlan) async {
+    /// Gives `lease` back, saying whether the holder got an answer (to a store that notifies),
+    /// in a task of its own so that a cancelled load still does; a failure is reported and
+    /// otherwise ignored (the lease expires).
+    private nonisolated func release(
+        _ lease: CacheLease, from leasing: any CacheLeasing, answered: Bool, plan: LoadPlan
+    ) async {
         fleetGate.left(lease.key)
-        let outcome = await Task { try await leasing.releaseLease(lease) }.result
+        let outcome = await Task {
+            if let notifying = leasing as? any CacheLeaseNotifying {
+                try await notifying.releaseLease(lease, answered: answered)
+            } else {
+                try await leasing.releaseLease(lease)
+            }
+        }.result
         if case .failure(let error) = outcome {
             reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan)
         }

@@ -1,0 +1,64 @@
+import CourierCaching
+import Foundation
+import Synchronization
+import Testing
+
+/// A shared store in memory that reports remote changes when a test says so.
+private final class RemoteStore: CacheStore, CacheCoherenceSource {
+    let remoteChanges = RemoteChanges()
+    private let entries = Mutex<[CacheKey: CachedResponse]>([:])
+    var tier: CacheTier { .shared }
+    func entry(for key: CacheKey) async throws -> CachedResponse? { entries.withLock { $0[key] } }
+    func store(_ response: CachedResponse, for key: CacheKey) async throws { entries.withLock { $0[key] = response } }
+    func removeEntry(for key: CacheKey) async throws { entries.withLock { _ = $0.removeValue(forKey: key) } }
+    func removeExpired(now: Date) async throws {}
+    func removeAll() async throws { entries.withLock { $0.removeAll() } }
+}
+
+@Suite("TieredCache coherence")
+struct TieredCacheCoherenceTests {
+    static func eventually(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<2_000 {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    @Test("a remote change drops the copies in front of the shared store, by key, by digest alone, or all")
+    func remoteChangesDropCopiesInFront() async throws {
+        try await withTemporaryDirectory { path in
+            let disk = try DiskCache(directory: path)
+            let shared = RemoteStore()
+            let cache = TieredCache(stores: [disk, shared])
+            let keys = (0..<3).map { CacheKey("GET https://api.example.com/items/\($0)") }
+            for key in keys { await cache.store(sampleResponse("v1"), for: key, in: .all) }
+
+            shared.remoteChanges.notify(.entry(digest: keys[0].digest, key: keys[0]))
+            #expect(await Self.eventually { await cache.lookup(keys[0], in: .memory) == nil })
+            #expect(await Self.eventually { (try? await disk.entry(for: keys[0])) == nil })
+            #expect(try await shared.entry(for: keys[0]) != nil, "the shared store itself is left alone")
+
+            // A key too long for a notification comes as its digest: found among memory's keys.
+            shared.remoteChanges.notify(.entry(digest: keys[1].digest, key: nil))
+            #expect(await Self.eventually { await cache.lookup(keys[1], in: .memory) == nil })
+            #expect(await cache.lookup(keys[2], in: .memory) != nil)
+
+            shared.remoteChanges.notify(.all)
+            #expect(await Self.eventually { await cache.memoryUsage.count == 0 })
+            #expect(await Self.eventually { (try? await disk.entry(for: keys[2])) == nil })
+        }
+    }
+
+    @Test("a cache that goes stops listening to its store's changes")
+    func handlersLeaveWithTheCache() async throws {
+        let shared = RemoteStore()
+        var cache: TieredCache? = TieredCache(stores: [shared])
+        #expect(shared.remoteChanges.count == 1)
+        await cache?.store(sampleResponse("v1"), for: CacheKey("GET https://a.example/"), in: .all)
+        cache = nil
+        #expect(shared.remoteChanges.count == 0)
+        shared.remoteChanges.notify(.all)  // nobody to call
+        #expect(try await shared.entry(for: CacheKey("GET https://a.example/")) != nil)
+    }
+}
