@@ -66,19 +66,26 @@ final class CoherenceSink: Sendable {
 }
 
 extension TieredCache {
-    /// Removes the copies of `change`'s entry (or of every entry) from memory and from the
-    /// stores in front of store `index`, and reports each as `invalidated`.
+    /// The bucket of ``remoteDrops`` a key's digest counts in: its first byte.
+    static func dropBucket(_ digest: String) -> Int {
+        Int(UInt8(digest.prefix(2), radix: 16) ?? 0)
+    }
+
+    /// Removes the copies of `change`'s entry (or of every entry) from the stores in front of
+    /// store `index`, then from memory; reports each memory copy dropped as `invalidated`.
+    /// Lookups reading a store meanwhile do not promote what they read (``remoteDrops``).
     func dropCopies(of change: RemoteChange, above index: Int) async {
         switch change {
         case .all:
-            memory.removeAll()
+            for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
             for store in stores.prefix(index) { await reporting(store) { try await $0.removeAll() } }
+            memory.removeAll()
         case .entry(let digest, let key):
+            remoteDrops[Self.dropBucket(digest)] &+= 1
             let keys = key.map { [$0] } ?? memory.keysByRecency.filter { $0.digest == digest }
             for key in keys {
-                memory.removeValue(for: key)
                 for store in stores.prefix(index) { await reporting(store) { try await $0.removeEntry(for: key) } }
-                observers.notify(.invalidated(key: key.description))
+                if memory.removeValue(for: key) != nil { observers.notify(.invalidated(key: key.description)) }
             }
         }
     }

@@ -18,6 +18,10 @@ public actor TieredCache {
     }
 
     var memory: MemoryCache<CacheKey, CachedResponse>
+    /// Counts the drops of copies another instance's change caused, in 256 buckets by the
+    /// key's digest: a lookup that read a store while a drop of its bucket ran does not
+    /// promote what it read (it may be the old version).
+    var remoteDrops = [UInt64](repeating: 0, count: 256)
     /// The stores behind memory, upper first.
     package nonisolated let stores: [any CacheStore]
     /// Receive evictions and store failures (the coordinator forwards them to its events).
@@ -77,9 +81,11 @@ public actor TieredCache {
         if tiers.contains(.memory), let response = memory.value(for: key, now: self.now()) {
             return Hit(response: response, tier: .memory)
         }
+        let bucket = Self.dropBucket(key.digest)
+        let drops = remoteDrops[bucket]
         for (index, store) in stores.enumerated() where tiers.contains(store.tier.policyTiers) {
             guard let response = await entry(for: key, in: store) else { continue }
-            await promote(response, for: key, above: index, in: tiers)
+            if remoteDrops[bucket] == drops { await promote(response, for: key, above: index, in: tiers) }
             return Hit(response: response, tier: store.tier)
         }
         return nil

@@ -77,7 +77,9 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
     /// taken, and the pool the store made for itself has a connection to spare.
     package let listens: Bool
 
-    /// A store on `client`, which the caller runs (or runs through ``run()``).
+    /// A store on `client`, which the caller runs (or runs through ``run()``). With
+    /// ``Configuration/notifications`` on, one of its connections listens from the first call:
+    /// give it at least two.
     public convenience init(
         client: PostgresClient, configuration: Configuration = .init(), backgroundLogger: Logger? = nil
     ) {
@@ -153,8 +155,8 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
     public func store(_ response: CachedResponse, for key: CacheKey) async throws {
         let row = PostgresCacheRow(response, key: key)
         let announcement = entryAnnouncement(key)
-        try await call("a write") { store in
-            try await store.execute(
+        let kept = try await call("a write") { store in
+            try await store.client.query(
                 """
                 WITH written AS (
                 INSERT INTO \(unescaped: store.tables.entries) AS existing (key_digest, cache_key, variant, status, header_fields, body,
@@ -168,10 +170,19 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
                     last_access = EXCLUDED.last_access
                 WHERE existing.response_time <= EXCLUDED.response_time
-                RETURNING 1)
-                SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written
-                WHERE \(store.configuration.notifications)
-                """)
+                RETURNING 1),
+                announced AS (SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written
+                    WHERE \(store.configuration.notifications))
+                SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM announced)
+                """,
+                logger: store.queryLogger
+            ).decode((Int64, Int64).self).reduce(into: false) { $0 = $0 || $1.0 > 0 }
+        }
+        guard kept else {
+            // A newer response is stored (another instance's): the caches holding this store
+            // drop the copies they just made of this one, and read the newer one next.
+            remoteChanges.notify(.entry(digest: key.digest, key: key))
+            return
         }
         if noteStored(bytes: Int(row.size)) { evictInBackground() }
     }

@@ -7,8 +7,15 @@ import Testing
 private final class RemoteStore: CacheStore, CacheCoherenceSource {
     let remoteChanges = RemoteChanges()
     private let entries = Mutex<[CacheKey: CachedResponse]>([:])
+    /// How long a read takes.
+    let readTime: Duration
+    init(readTime: Duration = .zero) { self.readTime = readTime }
     var tier: CacheTier { .shared }
-    func entry(for key: CacheKey) async throws -> CachedResponse? { entries.withLock { $0[key] } }
+    func entry(for key: CacheKey) async throws -> CachedResponse? {
+        let found = entries.withLock { $0[key] }
+        if readTime > .zero { try await Task.sleep(for: readTime) }
+        return found
+    }
     func store(_ response: CachedResponse, for key: CacheKey) async throws { entries.withLock { $0[key] = response } }
     func removeEntry(for key: CacheKey) async throws { entries.withLock { _ = $0.removeValue(forKey: key) } }
     func removeExpired(now: Date) async throws {}
@@ -48,6 +55,22 @@ struct TieredCacheCoherenceTests {
             #expect(await Self.eventually { await cache.memoryUsage.count == 0 })
             #expect(await Self.eventually { (try? await disk.entry(for: keys[2])) == nil })
         }
+    }
+
+    @Test("a lookup that read the shared store while a drop of its key ran does not copy what it read")
+    func aDropBeatsALookupInFlight() async throws {
+        let shared = RemoteStore(readTime: .milliseconds(500))
+        let cache = TieredCache(stores: [shared])
+        let key = CacheKey("GET https://api.example.com/raced")
+        try await shared.store(sampleResponse("old"), for: key)
+        let lookup = Task { await cache.lookup(key) }
+        try await Task.sleep(for: .milliseconds(100))  // the lookup reads the old version
+        shared.remoteChanges.notify(.entry(digest: key.digest, key: key))  // the new one is written
+        #expect(await lookup.value?.tier == .shared)
+        #expect(await cache.lookup(key, in: .memory) == nil, "the old version was copied to memory")
+        // A later lookup copies again.
+        #expect(await cache.lookup(key)?.tier == .shared)
+        #expect(await cache.lookup(key, in: .memory)?.tier == .memory)
     }
 
     @Test("a cache that goes stops listening to its store's changes")

@@ -11,16 +11,6 @@ import Testing
 struct PostgresCoherenceTests {
     static let key = CacheKey("GET https://api.example.com/coherent?id=1")
 
-    /// Returns true once `condition` holds, or false after 20 s.
-    static func eventually(_ condition: () async -> Bool) async -> Bool {
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < .seconds(20) {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
-    }
-
     static func body(_ hit: TieredCache.Hit?) -> String? {
         hit.map { String(decoding: $0.response.body, as: UTF8.self) }
     }
@@ -39,10 +29,10 @@ struct PostgresCoherenceTests {
                 await cacheA.store(sampleResponse(body: "v1"), for: Self.key, in: .all)
                 #expect(await cacheB.lookup(Self.key)?.tier == .shared)
                 #expect(await cacheB.lookup(Self.key)?.tier == .memory)
-                #expect(await Self.eventually { storeA.notifications.isListening && storeB.notifications.isListening })
+                #expect(await eventually { storeA.notifications.isListening && storeB.notifications.isListening })
 
                 await cacheA.store(sampleResponse(body: "v2"), for: Self.key, in: .all)
-                #expect(await Self.eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
+                #expect(await eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
                 let fresh = await cacheB.lookup(Self.key)
                 #expect(fresh?.tier == .shared && Self.body(fresh) == "v2")
                 #expect(invalidated.withLock { $0 } == ["GET https://api.example.com/coherent"])
@@ -50,6 +40,28 @@ struct PostgresCoherenceTests {
                 try await Task.sleep(for: .milliseconds(300))
                 let own = await cacheA.lookup(Self.key, in: .memory)
                 #expect(own?.tier == .memory && Self.body(own) == "v2")
+            }
+        }
+    }
+
+    @Test("a write the shared tier refuses (a newer response is stored) leaves the writer's memory too")
+    func supersededWrites() async throws {
+        try await withPostgresStore { cluster, storeA in
+            try await storeA.prepare()
+            try await withRunningStore(on: cluster) { storeB in
+                let cacheA = TieredCache(stores: [storeA])
+                let cacheB = TieredCache(stores: [storeB])
+                func response(_ body: String, at time: TimeInterval) -> CachedResponse {
+                    CachedResponse(
+                        status: .ok, headerFields: [.contentType: "text/plain"], body: Data(body.utf8),
+                        requestTime: Date(timeIntervalSince1970: time), responseTime: Date(timeIntervalSince1970: time))
+                }
+                await cacheA.store(response("newer", at: 1_764_000_100), for: Self.key, in: .all)
+                // B's slower fetch answered earlier: PostgreSQL keeps A's, and B does not keep its own.
+                await cacheB.store(response("older", at: 1_764_000_000), for: Self.key, in: .all)
+                #expect(await eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
+                let read = await cacheB.lookup(Self.key)
+                #expect(read?.tier == .shared && Self.body(read) == "newer")
             }
         }
     }
@@ -67,19 +79,19 @@ struct PostgresCoherenceTests {
                 await cacheA.store(sampleResponse(body: "v1"), for: Self.key, in: .all)
                 #expect(await cacheB.lookup(Self.key)?.tier == .shared)  // copied to memory and disk
                 #expect(try await disk.entry(for: Self.key) != nil)
-                #expect(await Self.eventually { storeB.notifications.isListening })
+                #expect(await eventually { storeB.notifications.isListening })
 
                 await cacheA.removeEntry(for: Self.key)
-                #expect(await Self.eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
-                #expect(await Self.eventually { (try? await disk.entry(for: Self.key)) == nil })
+                #expect(await eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
+                #expect(await eventually { (try? await disk.entry(for: Self.key)) == nil })
                 #expect(await cacheB.lookup(Self.key) == nil)
 
                 // Removing every entry reaches the others too.
                 await cacheA.store(sampleResponse(body: "v3"), for: Self.key, in: .all)
                 #expect(Self.body(await cacheB.lookup(Self.key)) == "v3")
                 await cacheA.removeAll()
-                #expect(await Self.eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
-                #expect(await Self.eventually { (try? await disk.entry(for: Self.key)) == nil })
+                #expect(await eventually { await cacheB.lookup(Self.key, in: .memory) == nil })
+                #expect(await eventually { (try? await disk.entry(for: Self.key)) == nil })
             }
         }
     }

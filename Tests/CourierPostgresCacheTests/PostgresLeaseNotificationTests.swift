@@ -192,13 +192,22 @@ struct PostgresLeaseNotificationTests {
     @Test("the listener stops when the pool stops; a pool of one connection does not listen")
     func listenerLifecycle() async throws {
         let cluster = try await PostgresCluster.start()
-        defer { Task { await cluster.remove() } }
+        do {
+            try await checkListenerLifecycle(cluster)
+            await cluster.remove()
+        } catch {
+            await cluster.remove()
+            throw error
+        }
+    }
+
+    private func checkListenerLifecycle(_ cluster: PostgresCluster) async throws {
         let store = try await withRunningStore(on: cluster) { store in
             _ = try await store.entry(for: CacheKey("GET https://api.example.com/any"))  // the first call
-            #expect(await Self.eventually { store.notifications.isListening })
+            #expect(await eventually { store.notifications.isListening })
             return store
         }
-        #expect(await Self.eventually { !store.hasListener && !store.notifications.isListening })
+        #expect(await eventually { !store.hasListener && !store.notifications.isListening })
         var postgres = PostgresClient.Configuration(
             host: "127.0.0.1", port: cluster.port, username: PostgresCluster.superuser, password: nil,
             database: PostgresCluster.database, tls: .disable)
@@ -212,15 +221,6 @@ struct PostgresLeaseNotificationTests {
         off = PostgresCacheStore.Configuration()
         off.schema = "Not-Plain"
         #expect(!PostgresCacheStore(postgres: postgres, configuration: off).listens)
-    }
-
-    static func eventually(_ condition: () async -> Bool) async -> Bool {
-        let started = ContinuousClock.now
-        while ContinuousClock.now - started < .seconds(20) {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
     }
 }
 

@@ -115,6 +115,16 @@ func sampleResponse(
         responseTime: Date(timeIntervalSince1970: 1_764_000_000.987654321), expiresAt: expiresAt, variant: variant)
 }
 
+/// Returns true once `condition` holds (checked every 10 ms), or false after 20 s.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    let started = ContinuousClock.now
+    while ContinuousClock.now - started < .seconds(20) {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}
+
 /// Whether PostgreSQL tests run here (see ``PostgresCluster/testsCanRun``).
 let postgresAvailable = Testing.ConditionTrait.enabled(
     if: PostgresCluster.testsCanRun, Comment(rawValue: PostgresCluster.skipReason))

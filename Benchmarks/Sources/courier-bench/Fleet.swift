@@ -18,8 +18,9 @@ func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: 
 
 /// How soon one instance's write leaves the other instances' memory: 10 "instances" (each a
 /// `TieredCache` on its own store and pool, in this process so that one clock times them) hold
-/// a key in memory; one writes a new version, and each other reports `invalidated`. Reports
-/// the time from the write's call (its own round trip included) to each report.
+/// a key in memory (read from the shared tier); one writes a new version, and each other
+/// drops its copy (an `invalidated` report is made only for a copy dropped). Reports the time
+/// from the write's call (its own round trip included) to each report.
 private func writeCoherence(postgres: Postgres, report: Report, quick: Bool) async throws {
     let instances = 10
     let rounds = quick ? 5 : 30
@@ -58,8 +59,12 @@ private func writeCoherence(postgres: Postgres, report: Report, quick: Bool) asy
         try await Task.sleep(for: .milliseconds(500))
         for round in 0..<rounds {
             let key = CacheKey("GET https://api.example.com/coherence/\(getpid())/\(round)")
-            for cache in caches { await cache.store(entry, for: key, in: .all) }
-            try await Task.sleep(for: .milliseconds(100))  // the others' own announcements pass
+            // One instance stores the key; the others read it from the shared tier into memory.
+            await caches[0].store(entry, for: key, in: .all)
+            // Its announcement passes first: a lookup it overlaps does not copy what it read.
+            try await Task.sleep(for: .milliseconds(100))
+            for cache in caches.dropFirst() where await cache.lookup(key)?.tier != .shared { missed += 1 }
+            try await Task.sleep(for: .milliseconds(100))
             heard.times.withLock { $0[key.description] = nil }
             let written = ContinuousClock.now  // from the call: its own round trip counts
             await caches[0].store(entry, for: key, in: .all)
