@@ -53,7 +53,9 @@ public actor TieredCache {
             guard let source = store as? any CacheCoherenceSource else { return nil }
             return (source, source.remoteChanges.add { sink.changed($0, below: index) })
         }
-        sink.attach(self)
+        // Only with a store to hear: a weak reference's side table stays allocated for as long
+        // as the cache lives, which LeakSanitizer reports for caches alive at exit.
+        if !coherence.isEmpty { sink.attach(self) }
     }
 
     deinit {
