@@ -21,6 +21,9 @@ extension CacheEvent {
         public static let evicted = Name("evicted")
         /// An entry was removed: an unsafe method succeeded on its URL, or it could not be decoded.
         public static let invalidated = Name("invalidated")
+        /// A purge (``TieredCache/purge(url:soft:)``, ``TieredCache/purge(tag:soft:)``) removed
+        /// `count` entries of `tier`, or marked them stale when soft.
+        public static let purged = Name("purged")
         /// A store of `tier` failed (`reason`); the chain carried on as if it had missed.
         public static let storeFailed = Name("storeFailed")
         /// This process took the fleet-wide lease for the key and fetches it for the fleet.

@@ -21,6 +21,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case servedAfterError(CacheTier, key: String)
         case evicted(CacheTier, count: Int, bytes: Int)
         case invalidated(key: String)
+        case purged(CacheTier, count: Int)
         case storeFailed(CacheTier, reason: String)
         case leaseTaken(key: String)
         case leaseWaited(key: String)
@@ -55,6 +56,8 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
     }
     /// An entry was removed: an unsafe method succeeded on its URL, or it could not be decoded.
     package static func invalidated(key: String) -> CacheEvent { CacheEvent(.invalidated(key: key)) }
+    /// `tier` removed or marked stale `count` entries a purge named.
+    package static func purged(_ tier: CacheTier, count: Int) -> CacheEvent { CacheEvent(.purged(tier, count: count)) }
     /// A store failed; the load went on without it.
     package static func storeFailed(_ tier: CacheTier, reason: String) -> CacheEvent {
         CacheEvent(.storeFailed(tier, reason: reason))
@@ -82,6 +85,7 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .servedAfterError: .servedAfterError
         case .evicted: .evicted
         case .invalidated: .invalidated
+        case .purged: .purged
         case .storeFailed: .storeFailed
         case .leaseTaken: .leaseTaken
         case .leaseWaited: .leaseWaited
@@ -90,25 +94,25 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The tier involved (`hit`, `stored`, `servedAfterError`, `evicted`, `storeFailed`).
+    /// The tier involved (`hit`, `stored`, `servedAfterError`, `evicted`, `purged`, `storeFailed`).
     public var tier: CacheTier? {
         switch base {
         case .hit(let tier, _), .stored(let tier, _, _), .servedAfterError(let tier, _), .evicted(let tier, _, _),
-            .storeFailed(let tier, _):
+            .storeFailed(let tier, _), .purged(let tier, _):
             tier
         case .miss, .revalidated, .invalidated, .leaseTaken, .leaseWaited, .leaseWaitTimedOut, .leaseReleasedUnstored:
             nil
         }
     }
 
-    /// The entry's key, without query or credentials (all but `evicted` and `storeFailed`).
+    /// The entry's key, without query or credentials (all but `evicted`, `purged` and `storeFailed`).
     public var key: String? {
         switch base {
         case .hit(_, let key), .miss(let key), .stored(_, let key, _), .revalidated(let key, _),
             .servedAfterError(_, let key), .invalidated(let key), .leaseTaken(let key), .leaseWaited(let key),
             .leaseWaitTimedOut(let key), .leaseReleasedUnstored(let key):
             key
-        case .evicted, .storeFailed: nil
+        case .evicted, .purged, .storeFailed: nil
         }
     }
 
@@ -120,10 +124,12 @@ public struct CacheEvent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Entries removed (`evicted`).
+    /// Entries removed (`evicted`), or removed or marked stale (`purged`).
     public var count: Int? {
-        if case .evicted(_, let count, _) = base { return count }
-        return nil
+        switch base {
+        case .evicted(_, let count, _), .purged(_, let count): count
+        default: nil
+        }
     }
 
     /// Whether the server answered 304 (`revalidated`).

@@ -19,6 +19,11 @@ public struct CachedResponse: Sendable, Equatable {
     public var expiresAt: Date?
     /// Digest of the request header values named by the response's `Vary` (nil when it has none).
     public var variant: String?
+    /// When a soft purge marked the entry stale (nil: never): its freshness lifetime ends there
+    /// (`HTTPCacheRules.freshness(of:now:shared:)`), so it is served only as a stale response
+    /// may be (`stale-while-revalidate`, `stale-if-error`) until a revalidation or a new
+    /// response replaces it.
+    package var purgedAt: Date?
 
     /// Creates an entry.
     public init(

@@ -53,6 +53,15 @@ public actor DiskCache: CacheStore, CacheEventSource {
         var lastAccess: Double
         /// `nil` when never read by this instance (found by a scan).
         var expiry: Date??
+        /// The key and tags a purge compares; `nil` until this instance wrote the entry or a
+        /// purge read them from the file.
+        var identity: Identity?
+    }
+
+    /// What a purge needs to know of an entry: its full key, and its response's tags.
+    struct Identity {
+        var key: String
+        var tags: [String]
     }
 
     /// The directory.
@@ -125,7 +134,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
             loadIndexIfNeeded()
             remember(
                 key.digest, size: Int(info.st_size), lastAccess: Date().timeIntervalSince1970,
-                expiry: response.expiresAt)
+                expiry: response.expiresAt, identity: Identity(key: key.rawValue, tags: response.tags))
             return response
         case .otherKey: return nil
         case .defective:
@@ -190,7 +199,9 @@ public actor DiskCache: CacheStore, CacheEventSource {
             throw error
         }
         if options.synchronousWrites { syncDirectory() }
-        remember(key.digest, size: length, lastAccess: Date().timeIntervalSince1970, expiry: .some(response.expiresAt))
+        remember(
+            key.digest, size: length, lastAccess: Date().timeIntervalSince1970, expiry: .some(response.expiresAt),
+            identity: Identity(key: key.rawValue, tags: response.tags))
         if size > options.sizeLimit { evict() }
     }
 
@@ -246,9 +257,10 @@ public actor DiskCache: CacheStore, CacheEventSource {
                 else { continue }
                 let previous = index[name]
                 let modified = Self.seconds(info.st_mtim)
+                let same = previous?.size == Int(info.st_size)
                 fresh[name] = IndexEntry(
                     size: Int(info.st_size), lastAccess: max(modified, previous?.lastAccess ?? 0),
-                    expiry: previous?.size == Int(info.st_size) ? previous?.expiry : nil)
+                    expiry: same ? previous?.expiry : nil, identity: same ? previous?.identity : nil)
                 total += Int(info.st_size)
             } else if name.hasPrefix(".tmp-"), fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
                 Self.seconds(info.st_mtim) < staleBefore
@@ -260,9 +272,11 @@ public actor DiskCache: CacheStore, CacheEventSource {
         size = total
     }
 
-    private func remember(_ digest: String, size entrySize: Int, lastAccess: Double, expiry: Date??) {
+    private func remember(
+        _ digest: String, size entrySize: Int, lastAccess: Double, expiry: Date??, identity: Identity?
+    ) {
         size += entrySize - (index[digest]?.size ?? 0)
-        index[digest] = IndexEntry(size: entrySize, lastAccess: lastAccess, expiry: expiry)
+        index[digest] = IndexEntry(size: entrySize, lastAccess: lastAccess, expiry: expiry, identity: identity)
     }
 
     private func forget(_ digest: String) {
@@ -295,6 +309,34 @@ public actor DiskCache: CacheStore, CacheEventSource {
             removed.bytes += entry.size
         }
         if removed.count > 0 { observers.notify(.evicted(.disk, count: removed.count, bytes: removed.bytes)) }
+    }
+
+    /// The key and tags of an entry file, from the index or else read from its metadata (and
+    /// then kept in the index); nil for a file that is gone or not an intact entry.
+    private func identity(of digest: String) -> Identity? {
+        if let known = index[digest]?.identity { return known }
+        let path = path(for: digest)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var prefix = [UInt8](repeating: 0, count: DiskEntryFile.prefixLength)
+        let read = prefix.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
+        guard read == prefix.count,
+            let lengths = prefix.withUnsafeBytes({ raw in try? DiskEntryFile.prefix(raw) }),
+            lengths.metadataLength <= options.sizeLimit / 8
+        else { return nil }
+        var head = prefix + [UInt8](repeating: 0, count: lengths.metadataLength)
+        let metadataRead = head.withUnsafeMutableBytes {
+            Self.readFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[DiskEntryFile.prefixLength...]))
+        }
+        guard metadataRead == lengths.metadataLength,
+            let identity = head.withUnsafeBytes({ raw -> Identity? in
+                guard let found = try? DiskEntryFile.identity(raw) else { return nil }
+                return Identity(key: found.key, tags: CachedResponse.tags(in: found.fields))
+            })
+        else { return nil }
+        index[digest]?.identity = identity
+        return identity
     }
 
     private func readExpiry(_ digest: String) -> Date? {
@@ -394,5 +436,38 @@ public actor DiskCache: CacheStore, CacheEventSource {
     private static func timeSpec(_ seconds: Double) -> Glibc.timespec {
         let whole = seconds.rounded(.down)
         return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    }
+}
+
+extension DiskCache: CachePurging {
+    /// Rescans the directory (others may have written), then removes or marks every entry
+    /// `target` names. An entry's key and tags are read from its file's metadata the first
+    /// time a purge needs them (a purge of a directory this instance did not write reads each
+    /// file's head once), then kept in the index.
+    package func purge(_ target: PurgeTarget, soft: Bool, now: Date) throws -> Int {
+        scan()
+        var count = 0
+        for digest in Array(index.keys) {
+            guard let identity = identity(of: digest),
+                target.matches(url: CacheKey.url(ofRaw: identity.key), tags: identity.tags)
+            else { continue }
+            let path = path(for: digest)
+            guard soft else {
+                discard(digest, path: path)
+                count += 1
+                continue
+            }
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            var info = stat()
+            let outcome: ReadOutcome =
+                fstat(descriptor, &info) == 0 ? readEntry(descriptor, info, key: CacheKey(identity.key)) : .defective
+            close(descriptor)
+            guard case .hit(let response) = outcome else { continue }
+            if response.purgedAt.map({ $0 <= now }) ?? false { continue }  // already marked
+            try store(response.purged(at: now), for: CacheKey(identity.key))
+            count += 1
+        }
+        return count
     }
 }

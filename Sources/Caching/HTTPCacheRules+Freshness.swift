@@ -15,8 +15,11 @@ extension HTTPCacheRules {
     }
 
     /// The freshness of `entry` at `now`, in a private cache or, when `shared`, in a shared one.
+    /// A soft purge ends the lifetime at the age the entry had when it was purged.
     package static func freshness(of entry: CachedResponse, now: Date, shared: Bool = false) -> Freshness {
-        Freshness(lifetime: freshnessLifetime(of: entry, shared: shared), age: currentAge(of: entry, now: now))
+        var lifetime = freshnessLifetime(of: entry, shared: shared)
+        if let purged = entry.purgedAt { lifetime = min(lifetime, currentAge(of: entry, now: purged)) }
+        return Freshness(lifetime: lifetime, age: currentAge(of: entry, now: now))
     }
 
     /// `max-age`, else `Expires` minus `Date`, else the heuristic. Of two `max-age`s the first

@@ -34,6 +34,7 @@ extension HTTPCacheRules {
         }
         updated.requestTime = requestTime
         updated.responseTime = responseTime
+        updated.purgedAt = nil  // revalidated: fresh again
         return updated
     }
 

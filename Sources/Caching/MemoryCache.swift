@@ -128,6 +128,28 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return expired.count
     }
 
+    /// Removes the entries `condition` names (without touching the others' recency); returns
+    /// their keys.
+    @discardableResult
+    package mutating func removeAll(where condition: (Key, Value) -> Bool) -> [Key] {
+        let named = index.filter { key, slot in nodes[slot].value.map { condition(key, $0) } ?? false }
+        for slot in named.values { remove(slot: slot) }
+        return Array(named.keys)
+    }
+
+    /// Replaces in place the values `transform` returns a new value for (recency, cost and
+    /// expiry unchanged); returns how many.
+    @discardableResult
+    package mutating func update(_ transform: (Key, Value) -> Value?) -> Int {
+        var updated = 0
+        for (key, slot) in index {
+            guard let value = nodes[slot].value, let new = transform(key, value) else { continue }
+            nodes[slot].value = new
+            updated += 1
+        }
+        return updated
+    }
+
     /// Removes everything.
     package mutating func removeAll() {
         nodes.removeAll()

@@ -15,6 +15,9 @@ package enum RemoteChange: Sendable, Equatable {
     case entry(digest: String, key: CacheKey?)
     /// It removed every entry.
     case all
+    /// It purged what the target names (removed it, or marked it stale: either way the copies
+    /// in front of the shared store go, and the next read finds the shared entry).
+    case purge(PurgeTarget)
 }
 
 /// Handlers of a store's ``RemoteChange``s. Any thread may add, remove or notify.
@@ -71,7 +74,7 @@ extension TieredCache {
         Int(UInt8(digest.prefix(2), radix: 16) ?? 0)
     }
 
-    /// Removes the copies of `change`'s entry (or of every entry) from the stores in front of
+    /// Removes the copies of `change`'s entries (or of every entry) from the stores in front of
     /// store `index`, then from memory; reports each memory copy dropped as `invalidated`.
     /// Lookups reading a store meanwhile do not promote what they read (``remoteDrops``).
     func dropCopies(of change: RemoteChange, above index: Int) async {
@@ -80,6 +83,14 @@ extension TieredCache {
             for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
             for store in stores.prefix(index) { await reporting(store) { try await $0.removeAll() } }
             memory.removeAll()
+        case .purge(let target):
+            for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
+            for store in stores.prefix(index) {
+                await reporting(store) { _ = try await Self.purge(target, soft: false, now: self.now(), in: $0) }
+            }
+            for key in memory.removeAll(where: { target.matches($0, $1) }) {
+                observers.notify(.invalidated(key: key.description))
+            }
         case .entry(let digest, let key):
             remoteDrops[Self.dropBucket(digest)] &+= 1
             let keys = key.map { [$0] } ?? memory.keysByRecency.filter { $0.digest == digest }

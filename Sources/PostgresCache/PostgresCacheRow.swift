@@ -20,6 +20,12 @@ struct PostgresCacheRow: Sendable {
     var responseTime: Double
     var expiresAt: Double?
     var checksum: Int64
+    /// When a soft purge marked the row stale (set by a statement, so outside the checksum).
+    var purgedAt: Double?
+    /// SHA-256 of the key's URL, and the response's tags: what purges look rows up by (both
+    /// derived from checksummed columns when written).
+    var urlDigest: Data { Data(SHA256.hash(CacheKey.url(ofRaw: key).utf8)) }
+    var tags: [String] = []
 
     /// Why a row cannot be trusted (the store removes it).
     enum Defect: Error, Equatable { case checksumMismatch, malformedFields, badStatus }
@@ -33,14 +39,17 @@ struct PostgresCacheRow: Sendable {
         requestTime = response.requestTime.timeIntervalSince1970
         responseTime = response.responseTime.timeIntervalSince1970
         expiresAt = response.expiresAt?.timeIntervalSince1970
+        purgedAt = response.purgedAt?.timeIntervalSince1970
+        tags = response.tags
         checksum = 0
         checksum = computedChecksum
     }
 
     init(
         key: String, variant: String?, status: Int16, fields: Data, body: Data, requestTime: Double,
-        responseTime: Double, expiresAt: Double?, checksum: Int64
+        responseTime: Double, expiresAt: Double?, checksum: Int64, purgedAt: Double? = nil
     ) {
+        self.purgedAt = purgedAt
         self.key = key
         self.variant = variant
         self.status = status
@@ -59,11 +68,15 @@ struct PostgresCacheRow: Sendable {
     func response() throws(Defect) -> CachedResponse {
         guard computedChecksum == checksum else { throw .checksumMismatch }
         guard (100...999).contains(status) else { throw .badStatus }  // HTTPResponse.Status traps past 999
-        return CachedResponse(
+        var response = CachedResponse(
             status: HTTPResponse.Status(code: Int(status)), headerFields: try Self.decodeFields(fields), body: body,
             requestTime: Date(timeIntervalSince1970: requestTime),
             responseTime: Date(timeIntervalSince1970: responseTime),
             expiresAt: expiresAt.map { Date(timeIntervalSince1970: $0) }, variant: variant)
+        // Not covered by the checksum: a mark that is not a time reads as one made at the
+        // response (stale at once), never as a fresh entry.
+        response.purgedAt = purgedAt.map { Date(timeIntervalSince1970: $0.isFinite ? $0 : responseTime) }
+        return response
     }
 
     /// CRC-32C over the columns, each length-prefixed so that bytes cannot move between them.

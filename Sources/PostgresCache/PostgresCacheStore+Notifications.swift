@@ -14,6 +14,13 @@ internal import PostgresNIO
 ///   ``TieredCache``s drop their own copies (``CacheCoherenceSource``). The key is left out when
 ///   it would not fit a notification (8,000 bytes).
 /// - `all <instance>`: an instance removed every entry.
+/// - `purge <instance> hard|soft url <url>` (or `urlDigest <hex>`, or `tag <tag>`): an
+///   instance purged what the URL or tag names; the others drop their own copies
+///   (``TieredCache/purge(url:soft:)``).
+///
+/// When the listener connects again after losing its connection, it may have missed any of
+/// these: the caches holding the store then drop every copy in front of it (as for `all`), and
+/// read the shared tier again.
 ///
 /// Anything else is ignored with a debug log (another version may say more), and so is what
 /// this store announced itself.
@@ -64,11 +71,19 @@ extension PostgresCacheStore: CacheLeaseNotifying {
     private static func listen(client: PostgresClient, channel: String, _ listening: Listening) async {
         let notifications = listening.notifications
         let logger = listening.logger
+        let listenedBefore = LockedValue(false)
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: channel) { received in
                         notifications.setListening(true)
+                        // Listening again: what was announced meanwhile went unheard.
+                        if listenedBefore.withLock({ before in
+                            defer { before = true }
+                            return before
+                        }) {
+                            listening.remoteChanges.notify(.all)
+                        }
                         for try await notification in received {
                             Self.deliver(notification.payload, to: listening)
                         }
@@ -107,6 +122,7 @@ extension PostgresCacheStore: CacheLeaseNotifying {
 
     /// Hands one notification to the watches of its lease, or to the caches holding the store.
     package static func deliver(_ payload: String, to listening: Listening) {
+        if payload.hasPrefix("purge ") { return deliverPurge(payload, to: listening) }
         let parts = payload.split(separator: " ", maxSplits: 3)
         let release: LeaseRelease? =
             switch parts.count == 3 ? parts[2] : "" {
@@ -129,6 +145,18 @@ extension PostgresCacheStore: CacheLeaseNotifying {
         default:
             listening.logger?.debug("the PostgreSQL cache ignored a notification", metadata: ["payload": "\(payload)"])
         }
+    }
+
+    /// Hands a `purge` notification of another instance to the caches holding the store.
+    private static func deliverPurge(_ payload: String, to listening: Listening) {
+        let parts = payload.split(separator: " ", maxSplits: 4)
+        guard parts.count == 5, parts[2] == "hard" || parts[2] == "soft",
+            let target = purgeTarget(kind: parts[3], value: parts[4])
+        else {
+            listening.logger?.debug("the PostgreSQL cache ignored a notification", metadata: ["payload": "\(payload)"])
+            return
+        }
+        if parts[1] != listening.instance { listening.remoteChanges.notify(.purge(target)) }
     }
 }
 #endif

@@ -5,7 +5,7 @@ internal import PostgresNIO
 
 extension PostgresCacheStore {
     /// The version of the tables this store reads and writes.
-    static let schemaVersion: Int32 = 3
+    static let schemaVersion: Int32 = 4
     /// The advisory lock key (any constant) that serializes schema set-up across a fleet.
     static let schemaLockKey: Int64 = 0x436F_7572_6965_7231  // "Courier1"
 
@@ -94,8 +94,9 @@ extension PostgresCacheStore {
         [tables.entries, tables.leases, tables.pauses, tables.version].map { "DROP TABLE IF EXISTS \(unescaped: $0)" }
     }
 
-    /// Version 3 (version 2's index on last access did not hold each row's size, so a check of
-    /// the bound read the whole table; version 1 had no host pauses). Times the tiered cache compares (request,
+    /// Version 4 (version 3 had no URL digest, tags or soft-purge mark for purges; version 2's
+    /// index on last access did not hold each row's size, so a check of the bound read the
+    /// whole table; version 1 had no host pauses). Times the tiered cache compares (request,
     /// response, expiry) are seconds since 1970 from the writer's clock, as `CachedResponse`
     /// holds them; last access, lease expiry and the end of a host's pause come from the
     /// server's clock, one clock for the whole fleet.
@@ -114,9 +115,15 @@ extension PostgresCacheStore {
                 expires_at double precision,
                 size bigint NOT NULL,
                 checksum bigint NOT NULL,
-                last_access timestamptz NOT NULL
+                last_access timestamptz NOT NULL,
+                url_digest bytea NOT NULL,
+                tags text[] NOT NULL,
+                purged_at double precision
             )
             """,
+            // Purges name rows by URL (every method's and user's entry) or by tag.
+            "CREATE INDEX courier_cache_entries_url ON \(unescaped: tables.entries) (url_digest)",
+            "CREATE INDEX courier_cache_entries_tags ON \(unescaped: tables.entries) USING gin (tags)",
             // Eviction reads it in order (the oldest rows, a batch at a time) and sums its sizes
             // (an index-only scan, not the whole table).
             """

@@ -160,15 +160,16 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
                 """
                 WITH written AS (
                 INSERT INTO \(unescaped: store.tables.entries) AS existing (key_digest, cache_key, variant, status, header_fields, body,
-                    request_time, response_time, expires_at, size, checksum, last_access)
+                    request_time, response_time, expires_at, size, checksum, last_access, url_digest, tags, purged_at)
                 VALUES (\(Self.digest(key)), \(row.key), \(row.variant), \(row.status), \(row.fields), \(row.body),
                     \(row.requestTime), \(row.responseTime), \(row.expiresAt), \(row.size), \(row.checksum),
-                    clock_timestamp())
+                    clock_timestamp(), \(row.urlDigest), \(row.tags), \(row.purgedAt))
                 ON CONFLICT (key_digest) DO UPDATE SET cache_key = EXCLUDED.cache_key, variant = EXCLUDED.variant,
                     status = EXCLUDED.status, header_fields = EXCLUDED.header_fields, body = EXCLUDED.body,
                     request_time = EXCLUDED.request_time, response_time = EXCLUDED.response_time,
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
-                    last_access = EXCLUDED.last_access
+                    last_access = EXCLUDED.last_access, url_digest = EXCLUDED.url_digest, tags = EXCLUDED.tags,
+                    purged_at = EXCLUDED.purged_at
                 WHERE existing.response_time <= EXCLUDED.response_time
                 RETURNING 1),
                 announced AS (SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written
@@ -229,16 +230,17 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
         let rows = try await client.query(
             """
             SELECT cache_key, variant, status, header_fields, body, request_time, response_time, expires_at,
-                checksum, last_access < clock_timestamp() - make_interval(secs => \(resolution))
+                checksum, last_access < clock_timestamp() - make_interval(secs => \(resolution)), purged_at
             FROM \(unescaped: tables.entries) WHERE key_digest = \(digest)
             """)
         var found: (row: PostgresCacheRow, stale: Bool)?
         for try await columns in rows.decode(
-            (String, String?, Int16, Data, Data, Double, Double, Double?, Int64, Bool).self)
+            (String, String?, Int16, Data, Data, Double, Double, Double?, Int64, Bool, Double?).self)
         {
             let row = PostgresCacheRow(
                 key: columns.0, variant: columns.1, status: columns.2, fields: columns.3, body: columns.4,
-                requestTime: columns.5, responseTime: columns.6, expiresAt: columns.7, checksum: columns.8)
+                requestTime: columns.5, responseTime: columns.6, expiresAt: columns.7, checksum: columns.8,
+                purgedAt: columns.10)
             found = (row, columns.9)
         }
         if let found, found.stale {

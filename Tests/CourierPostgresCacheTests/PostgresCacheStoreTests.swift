@@ -70,7 +70,7 @@ struct PostgresCacheStoreTests {
             #expect(reread.status == .notFound && reread.body == Data("{}".utf8) && reread.expiresAt == nil)
             try await store.removeEntry(for: key)
             #expect(try await store.entry(for: key) == nil)
-            #expect(try await cluster.psql("SELECT version FROM courier_cache_schema") == "3")
+            #expect(try await cluster.psql("SELECT version FROM courier_cache_schema") == "4")
         }
     }
 
@@ -168,7 +168,7 @@ struct PostgresCacheStoreTests {
                 #expect(try await store.hostPauses().isEmpty)
             }
             #expect(try await store.entry(for: key)?.body == Data("public".utf8))
-            #expect(try await cluster.psql("SELECT version FROM fleet_a.courier_cache_schema") == "3")
+            #expect(try await cluster.psql("SELECT version FROM fleet_a.courier_cache_schema") == "4")
             #expect(try await cluster.psql("SELECT count(*) FROM fleet_a.courier_cache_entries") == "1")
             // Its size bound counts and evicts its own rows only.
             fleetA.maximumBytes = 1

@@ -92,7 +92,8 @@ struct PostgresEvictionTests {
                 INSERT INTO courier_cache_entries
                 SELECT sha256(i::text::bytea), 'GET http://api.example/many/' || i, NULL, 200, ''::bytea,
                     repeat('x', 100)::bytea, 0, 0, NULL, 100 + i % 7, 0,
-                    timestamptz '2026-01-01' + i * interval '1 second'
+                    timestamptz '2026-01-01' + i * interval '1 second',
+                    sha256(('http://api.example/many/' || i)::bytea), '{}'::text[], NULL
                 FROM generate_series(1, 40000) AS i
                 """)
             let total = try await Self.totalBytes(cluster)

@@ -14,6 +14,7 @@ import NIOHTTP1
 /// - `etag=1`: `ETag: "v<version>"`; a matching `If-None-Match` gets 304.
 /// - `lm=1`: `Last-Modified` a day before the version was set; an `If-Modified-Since` at or after
 ///   it gets 304.
+/// - `sk`: the `Surrogate-Key` value (tags a purge names).
 /// - `age2`: a second `Age` line; `hop=1`: `Connection: X-Hop` and `X-Hop: yes`; `loc`,
 ///   `cloc`: `Location` and `Content-Location`, as given.
 /// - `range=1`: a `Range: bytes=a-b` (or `a-`) gets a 206 with `Content-Range`.
@@ -82,6 +83,7 @@ extension TestServer {
         if request.query("hop") == "1" { headers += [("Connection", "X-Hop"), ("X-Hop", "yes")] }
         if let location = request.query("loc") { headers.append(("Location", location)) }
         if let location = request.query("cloc") { headers.append(("Content-Location", location)) }
+        if let tags = request.query("sk") { headers.append(("Surrogate-Key", tags)) }
         if request.query("etag") == "1" { headers.append(("ETag", etag)) }
         if request.query("lm") == "1" { headers.append(("Last-Modified", lastModified)) }
 

@@ -13,21 +13,33 @@ func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: 
     try await evictionAtScale(postgres: postgres, report: report, quick: quick)
     try fleetStampede(nginx: nginx, postgres: postgres, report: report, quick: quick)
     try await collapseWakeUp(nginx: nginx, postgres: postgres, report: report, quick: quick)
-    try await writeCoherence(postgres: postgres, report: report, quick: quick)
+    try await coherence(.write, postgres: postgres, report: report, quick: quick)
+    try await coherence(.purge, postgres: postgres, report: report, quick: quick)
 }
 
-/// How soon one instance's write leaves the other instances' memory: 10 "instances" (each a
-/// `TieredCache` on its own store and pool, in this process so that one clock times them) hold
-/// a key in memory (read from the shared tier); one writes a new version, and each other
-/// drops its copy (an `invalidated` report is made only for a copy dropped). Reports the time
-/// from the write's call (its own round trip included) to each report.
-private func writeCoherence(postgres: Postgres, report: Report, quick: Bool) async throws {
+/// What one instance does to a key the others hold, in a coherence row.
+private enum CoherenceAction {
+    /// It writes a new version.
+    case write
+    /// It purges the key's tag (`TieredCache.purge(tag:)`).
+    case purge
+}
+
+/// How soon one instance's write (or purge) leaves the other instances' memory: 10
+/// "instances" (each a `TieredCache` on its own store and pool, in this process so that one
+/// clock times them) hold a key in memory (read from the shared tier); one writes a new version
+/// (or purges the key's tag), and each other drops its copy (an `invalidated` report is made
+/// only for a copy dropped). Reports the time from the call (its own round trip included) to
+/// each report.
+private func coherence(_ action: CoherenceAction, postgres: Postgres, report: Report, quick: Bool) async throws {
     let instances = 10
     let rounds = quick ? 5 : 30
-    report.section("Fleet: \(instances) instances, one writes a key the others hold in memory, x \(rounds)")
-    let scenario = "fleet write coherence"
-    report.scenario(scenario, detail: "ms from a write's call to its copies leaving the others' memory")
-    progress("fleet coherence")
+    let what = action == .write ? "write" : "purge"
+    let does = action == .write ? "writes a key" : "purges the tag of a key"
+    report.section("Fleet: \(instances) instances, one \(does) the others hold in memory, x \(rounds)")
+    let scenario = "fleet \(what) coherence"
+    report.scenario(scenario, detail: "ms from a \(what)'s call to its copies leaving the others' memory")
+    progress("fleet \(what) coherence")
     var gaps: [Double] = []
     var missed = 0
     try await withPostgresStores(port: postgres.port, count: instances) { stores in
@@ -51,23 +63,29 @@ private func writeCoherence(postgres: Postgres, report: Report, quick: Bool) asy
             }
         }
         defer { for listener in listeners { listener.cancel() } }
-        let entry = CachedResponse(
-            status: .ok, headerFields: [.contentType: "application/json"], body: Data(repeating: 0x61, count: 1_024),
-            requestTime: Date(), responseTime: Date())
+        func entry(tag: String) -> CachedResponse {
+            CachedResponse(
+                status: .ok, headerFields: [.contentType: "application/json", HTTPField.Name("Surrogate-Key")!: tag],
+                body: Data(repeating: 0x61, count: 1_024), requestTime: Date(), responseTime: Date())
+        }
         // Every store listens once it has made a call.
         for cache in caches { _ = await cache.lookup(CacheKey("GET https://api.example.com/warm-up")) }
         try await Task.sleep(for: .milliseconds(500))
         for round in 0..<rounds {
-            let key = CacheKey("GET https://api.example.com/coherence/\(getpid())/\(round)")
+            let key = CacheKey("GET https://api.example.com/coherence/\(getpid())/\(what)/\(round)")
+            let tag = "coherence-\(getpid())-\(what)-\(round)"
             // One instance stores the key; the others read it from the shared tier into memory.
-            await caches[0].store(entry, for: key, in: .all)
+            await caches[0].store(entry(tag: tag), for: key, in: .all)
             // Its announcement passes first: a lookup it overlaps does not copy what it read.
             try await Task.sleep(for: .milliseconds(100))
             for cache in caches.dropFirst() where await cache.lookup(key)?.tier != .shared { missed += 1 }
             try await Task.sleep(for: .milliseconds(100))
             heard.times.withLock { $0[key.description] = nil }
             let written = ContinuousClock.now  // from the call: its own round trip counts
-            await caches[0].store(entry, for: key, in: .all)
+            switch action {
+            case .write: await caches[0].store(entry(tag: tag), for: key, in: .all)
+            case .purge: try await caches[0].purge(tag: tag)
+            }
             let deadline = ContinuousClock.now + .seconds(2)
             while heard.times.withLock({ $0[key.description]?.count ?? 0 }) < instances - 1,
                 ContinuousClock.now < deadline
@@ -119,7 +137,8 @@ private func evictionAtScale(postgres: Postgres, report: Report, quick: Bool) as
         INSERT INTO courier_cache_entries
         SELECT sha256(i::text::bytea), 'GET https://api.example.com/evict/' || i, NULL, 200, ''::bytea,
             repeat('x', 200)::bytea, 0, 0, NULL, 300 + i % 64, 0,
-            clock_timestamp() - interval '1 day' + i * interval '1 millisecond'
+            clock_timestamp() - interval '1 day' + i * interval '1 millisecond',
+            sha256(('https://api.example.com/evict/' || i)::bytea), '{}'::text[], NULL
         FROM generate_series(1, \(rows)) AS i
         """)
     try await execute("VACUUM ANALYZE courier_cache_entries")  // what autovacuum does on its own

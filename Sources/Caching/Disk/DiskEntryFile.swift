@@ -13,7 +13,7 @@ internal import HTTPTypes
 /// 16  u64 body length
 /// 24  u32 CRC-32C of the body
 /// 28  u32 reserved         0
-/// 32  metadata: key, status, times, expiry, variant, header fields
+/// 32  metadata: key, status, times, expiry, variant, header fields[, soft purge time]
 /// ..  body
 /// ```
 ///
@@ -46,6 +46,12 @@ enum DiskEntryFile {
         for field in response.headerFields {
             meta.string16(field.name.rawName)
             meta.string32(field.value)
+        }
+        // Optional trailer, only on an entry a soft purge marked (so that files without one are
+        // those of every earlier writer): u8 1, then the time as a double.
+        if let purgedAt = response.purgedAt {
+            meta.u8(1)
+            meta.double(purgedAt.timeIntervalSince1970)
         }
         var out = ByteWriter()
         out.bytes(magic)
@@ -111,11 +117,46 @@ enum DiskEntryFile {
             guard let fieldName = HTTPField.Name(name) else { throw .malformedMetadata }
             fields.append(HTTPField(name: fieldName, value: value))
         }
+        var purgedAt: Date?
+        if !reader.isAtEnd {
+            guard try reader.u8() == 1 else { throw .malformedMetadata }
+            let seconds = try reader.double()
+            guard seconds.isFinite else { throw .malformedMetadata }
+            purgedAt = Date(timeIntervalSince1970: seconds)
+        }
         guard reader.isAtEnd else { throw .malformedMetadata }
-        return CachedResponse(
+        var response = CachedResponse(
             status: HTTPResponse.Status(code: code), headerFields: fields, body: Data(body), requestTime: requestTime,
             responseTime: responseTime, expiresAt: hasExpiry ? Date(timeIntervalSince1970: expiry) : nil,
             variant: variant)
+        response.purgedAt = purgedAt
+        return response
+    }
+
+    /// Reads the key and the header fields from a file's prefix and whole metadata (checked
+    /// against its checksum), for a purge that names entries by URL or tag.
+    static func identity(_ head: UnsafeRawBufferPointer) throws(Defect) -> (key: String, fields: HTTPFields) {
+        let prefix = try prefix(head)
+        guard head.count >= prefixLength + prefix.metadataLength else { throw .tooShort }
+        let metadata = UnsafeRawBufferPointer(rebasing: head[prefixLength..<(prefixLength + prefix.metadataLength)])
+        guard crc(metadata) == prefix.metadataCRC else { throw .checksumMismatch }
+        var reader = ByteReader(metadata, at: 0)
+        let key = try reader.string32()
+        _ = try reader.u16()
+        _ = try reader.double()
+        _ = try reader.double()
+        _ = try reader.u8()
+        _ = try reader.double()
+        _ = try reader.bytes(Int(try reader.u8()))
+        let fieldCount = Int(try reader.u32())
+        var fields = HTTPFields()
+        for _ in 0..<fieldCount {
+            let name = try reader.string16()
+            let value = try reader.string32()
+            guard let fieldName = HTTPField.Name(name) else { throw .malformedMetadata }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        return (key, fields)
     }
 
     /// Reads only the expiry from a file's metadata (for `removeExpired` on entries not yet read).

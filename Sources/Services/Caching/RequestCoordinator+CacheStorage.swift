@@ -80,10 +80,15 @@ extension RequestCoordinator {
         }
     }
 
-    /// Revalidates in the background (`stale-while-revalidate`), as its own load with a new id.
+    /// Revalidates in the background (`stale-while-revalidate`), as its own load with a new id,
+    /// unless a refresh of `key` runs already: the loads served the stale entry meanwhile get
+    /// one revalidation between them (and a refresh started after it finds the fresh entry and
+    /// sends nothing).
     nonisolated func refreshInBackground<T: Sendable>(
-        _ plan: LoadPlan, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
+        _ plan: LoadPlan, key: CacheKey,
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) {
+        guard refreshing.withLock({ $0.insert(key).inserted }) else { return }
         var refresh = plan
         refresh.id = events.makeRequestID()
         // The refresh outlives the caller's load: it logs to the background logger.
@@ -92,8 +97,10 @@ extension RequestCoordinator {
         refresh.taskDeadline = nil  // nobody waits for it: the caller's deadline is not its own
         plan.logger?.debug(
             "serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
+        // A coordinator shut down runs no more background work, nor loads: its set may keep the key.
         Self.startBackground(on: self) { [refresh] coordinator in
             _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
+            coordinator.refreshing.withLock { _ = $0.remove(key) }
         }
     }
 

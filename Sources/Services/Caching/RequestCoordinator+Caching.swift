@@ -73,7 +73,16 @@ extension RequestCoordinator {
             var serve: (stale: Bool, refresh: Bool)?
             var isFinal = policy.mode == .cacheOnly
             switch intent {
-            case .refresh: break
+            case .refresh:
+                // Another refresh (or a load) stored a fresh response since this one was
+                // started: nothing to ask the origin (one revalidation per key, however many
+                // loads were served the stale one).
+                if let plain = storedAnswer(
+                    found.response, policy: policy, request: request, now: requestTime, shared: found.tier == .shared),
+                    !plain.stale, !plain.refresh
+                {
+                    serve = plain
+                }
             case .updates(_, let whenStale):
                 serve = (false, false)
                 if whenStale,
@@ -96,7 +105,7 @@ extension RequestCoordinator {
                 if let value = try await decodeStored(
                     execution, key: key, cache: cache, plan: plan, removesUndecodable: range == nil, finish: finish)
                 {
-                    if serve.refresh { refreshInBackground(plan, finish: finish) }
+                    if serve.refresh { refreshInBackground(plan, key: key, finish: finish) }
                     if case .updates(let yield, _) = intent, !isFinal {
                         await yield(value)
                     } else {
@@ -132,7 +141,7 @@ extension RequestCoordinator {
             return (false, false)
         case .cacheElseNetwork(let maxAge):
             let age = now.timeIntervalSince(entry.responseTime)
-            return age >= 0 && age < maxAge / .seconds(1) ? (false, false) : nil
+            return entry.purgedAt == nil && age >= 0 && age < maxAge / .seconds(1) ? (false, false) : nil
         case .http:
             switch HTTPCacheRules.decide(entry, for: request, now: now, shared: shared) {
             case .fresh: return (!HTTPCacheRules.freshness(of: entry, now: now, shared: shared).isFresh, false)

@@ -34,6 +34,8 @@ public actor RequestCoordinator {
     nonisolated let hostQueue: HostQueue?
     /// One fleet lease per key at a time (fleet-wide collapsing).
     nonisolated let fleetGate = FleetGate()
+    /// The keys a background refresh (`stale-while-revalidate`) runs for: one at a time per key.
+    nonisolated let refreshing = LockedValue<Set<CacheKey>>([])
     /// Each host's retry budget, circuit, adaptive limit, hedging state and pause.
     nonisolated let hostPolicies: HostPolicies
     /// The cache's store that shares host pauses with a fleet, if any (``HostPausing``).

@@ -165,7 +165,7 @@ extension RequestCoordinator {
         guard let value = try await decodeStored(execution, key: key, cache: cache, plan: plan, finish: finish) else {
             return nil
         }
-        if serve.refresh { refreshInBackground(plan, finish: finish) }
+        if serve.refresh { refreshInBackground(plan, key: key, finish: finish) }
         return (value, execution)
     }
 

@@ -1,0 +1,56 @@
+import CourierCore
+import CourierServices
+import CourierTestServer
+import Foundation
+import Testing
+
+/// Purges of what loads stored, against the loopback server.
+@Suite("Purges through the coordinator's loads")
+struct CachePurgeLoadTests {
+    @Test("after a soft purge, loads get the stale entry at once and the origin gets one revalidation")
+    func softPurgeServesStaleAndRevalidatesOnce() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "soft",
+                query: ["cc": "max-age=600, stale-while-revalidate=60", "etag": "1", "sk": "product-7 catalog"])
+            _ = try await resource.load(using: coordinator)
+            #expect(try await resource.loadResponse(using: coordinator).source == .memory)
+            let cache = try #require(coordinator.configuration.cache)
+
+            #expect(try await cache.purge(tag: "product-7", soft: true) == 1)
+            let loads = try await withThrowingTaskGroup(of: Loaded<Versioned>.self) { group in
+                for _ in 0..<20 { group.addTask { try await resource.loadResponse(using: coordinator) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(loads.allSatisfy { $0.value.version == 1 })
+            #expect(loads.contains { $0.isStale })
+            // One conditional request, answered 304: the entry is fresh again.
+            #expect(await eventuallyTrue { server.cacheCounts("soft").notModified == 1 })
+            #expect(await eventuallyTrue { try await !resource.loadResponse(using: coordinator).isStale })
+            #expect(server.cacheCounts("soft").requests == 2)
+        }
+    }
+
+    @Test("after a purge by URL, the next load goes to the origin")
+    func hardPurgeRefetches() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "hard", query: ["cc": "max-age=600", "sk": "product-7"])
+            _ = try await resource.load(using: coordinator)
+            #expect(try await resource.loadResponse(using: coordinator).source == .memory)
+            let cache = try #require(coordinator.configuration.cache)
+            #expect(try await cache.purge(url: "\(resource.endpoint)") == 1)
+            let after = try await resource.loadResponse(using: coordinator)
+            #expect(after.source == .network && after.value.served == 2)
+        }
+    }
+
+    /// True once `condition` holds (checked every 10 ms, for at most 10 s).
+    func eventuallyTrue(_ condition: () async throws -> Bool) async -> Bool {
+        for _ in 0..<1_000 {
+            if (try? await condition()) == true { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
