@@ -108,11 +108,25 @@ extension CachedResponse {
         return tags
     }
 
-    /// The same entry marked stale from `now` by a soft purge (an earlier mark stays).
+    /// Whether a soft purge at `now` changes this entry: it is not marked already, and it was
+    /// requested before `now` (a response requested after a purge is not what it named).
+    package func isMarkable(at now: Date) -> Bool {
+        requestTime < now && (purgedAt.map { $0 > now } ?? true)
+    }
+
+    /// The same entry marked stale from `now` by a soft purge (unless ``isMarkable(at:)`` is false).
     package func purged(at now: Date) -> CachedResponse {
+        guard isMarkable(at: now) else { return self }
         var marked = self
-        if marked.purgedAt.map({ $0 > now }) ?? true { marked.purgedAt = now }
+        marked.purgedAt = now
         return marked
+    }
+
+    /// The mark that counts: one made after the request was sent (an older one, from a clock
+    /// that disagrees or a write that raced the purge, says nothing of this response).
+    package var effectivePurge: Date? {
+        guard let purgedAt, purgedAt > requestTime else { return nil }
+        return purgedAt
     }
 }
 

@@ -56,6 +56,9 @@ public actor DiskCache: CacheStore, CacheEventSource {
         /// The key and tags a purge compares; `nil` until this instance wrote the entry or a
         /// purge read them from the file.
         var identity: Identity?
+        /// The file's inode when ``identity`` was learned (0: unknown): a scan keeps the
+        /// identity only for the same file (another process's write is a new file, renamed in).
+        var inode: UInt64 = 0
     }
 
     /// What a purge needs to know of an entry: its full key, and its response's tags.
@@ -134,7 +137,8 @@ public actor DiskCache: CacheStore, CacheEventSource {
             loadIndexIfNeeded()
             remember(
                 key.digest, size: Int(info.st_size), lastAccess: Date().timeIntervalSince1970,
-                expiry: response.expiresAt, identity: Identity(key: key.rawValue, tags: response.tags))
+                expiry: response.expiresAt, identity: Identity(key: key.rawValue, tags: response.tags),
+                inode: UInt64(info.st_ino))
             return response
         case .otherKey: return nil
         case .defective:
@@ -192,6 +196,8 @@ public actor DiskCache: CacheStore, CacheEventSource {
         guard descriptor >= 0 else { throw fileError("create", temporary) }
         var ok = Self.writeFully(descriptor, header: header, body: response.body)
         if ok && options.synchronousWrites { ok = fsync(descriptor) == 0 }
+        var written = stat()
+        let inode = fstat(descriptor, &written) == 0 ? UInt64(written.st_ino) : 0
         let closed = close(descriptor) == 0
         guard ok, closed, rename(temporary, path) == 0 else {
             let error = fileError("write", path)
@@ -201,7 +207,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
         if options.synchronousWrites { syncDirectory() }
         remember(
             key.digest, size: length, lastAccess: Date().timeIntervalSince1970, expiry: .some(response.expiresAt),
-            identity: Identity(key: key.rawValue, tags: response.tags))
+            identity: Identity(key: key.rawValue, tags: response.tags), inode: inode)
         if size > options.sizeLimit { evict() }
     }
 
@@ -258,9 +264,11 @@ public actor DiskCache: CacheStore, CacheEventSource {
                 let previous = index[name]
                 let modified = Self.seconds(info.st_mtim)
                 let same = previous?.size == Int(info.st_size)
+                let sameFile = same && previous?.inode == UInt64(info.st_ino)
                 fresh[name] = IndexEntry(
                     size: Int(info.st_size), lastAccess: max(modified, previous?.lastAccess ?? 0),
-                    expiry: same ? previous?.expiry : nil, identity: same ? previous?.identity : nil)
+                    expiry: same ? previous?.expiry : nil, identity: sameFile ? previous?.identity : nil,
+                    inode: sameFile ? UInt64(info.st_ino) : 0)
                 total += Int(info.st_size)
             } else if name.hasPrefix(".tmp-"), fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
                 Self.seconds(info.st_mtim) < staleBefore
@@ -273,10 +281,11 @@ public actor DiskCache: CacheStore, CacheEventSource {
     }
 
     private func remember(
-        _ digest: String, size entrySize: Int, lastAccess: Double, expiry: Date??, identity: Identity?
+        _ digest: String, size entrySize: Int, lastAccess: Double, expiry: Date??, identity: Identity?, inode: UInt64
     ) {
         size += entrySize - (index[digest]?.size ?? 0)
-        index[digest] = IndexEntry(size: entrySize, lastAccess: lastAccess, expiry: expiry, identity: identity)
+        index[digest] = IndexEntry(
+            size: entrySize, lastAccess: lastAccess, expiry: expiry, identity: identity, inode: inode)
     }
 
     private func forget(_ digest: String) {
@@ -319,6 +328,8 @@ public actor DiskCache: CacheStore, CacheEventSource {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
         var prefix = [UInt8](repeating: 0, count: DiskEntryFile.prefixLength)
         let read = prefix.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
         guard read == prefix.count,
@@ -336,6 +347,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
             })
         else { return nil }
         index[digest]?.identity = identity
+        index[digest]?.inode = UInt64(info.st_ino)
         return identity
     }
 
@@ -464,7 +476,7 @@ extension DiskCache: CachePurging {
                 fstat(descriptor, &info) == 0 ? readEntry(descriptor, info, key: CacheKey(identity.key)) : .defective
             close(descriptor)
             guard case .hit(let response) = outcome else { continue }
-            if response.purgedAt.map({ $0 <= now }) ?? false { continue }  // already marked
+            guard response.isMarkable(at: now) else { continue }  // marked already, or newer
             try store(response.purged(at: now), for: CacheKey(identity.key))
             count += 1
         }

@@ -18,7 +18,7 @@ extension HTTPCacheRules {
     /// A soft purge ends the lifetime at the age the entry had when it was purged.
     package static func freshness(of entry: CachedResponse, now: Date, shared: Bool = false) -> Freshness {
         var lifetime = freshnessLifetime(of: entry, shared: shared)
-        if let purged = entry.purgedAt { lifetime = min(lifetime, currentAge(of: entry, now: purged)) }
+        if let purged = entry.effectivePurge { lifetime = min(lifetime, currentAge(of: entry, now: purged)) }
         return Freshness(lifetime: lifetime, age: currentAge(of: entry, now: now))
     }
 

@@ -63,6 +63,9 @@ public struct MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return nodes[slot].value
     }
 
+    /// The value for `key`, without touching its recency or expiry.
+    package func peek(_ key: Key) -> Value? { index[key].flatMap { nodes[$0].value } }
+
     /// Whether `key` is held (without touching its recency or expiry).
     package func contains(_ key: Key) -> Bool { index[key] != nil }
 

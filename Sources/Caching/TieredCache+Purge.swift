@@ -54,8 +54,14 @@ extension TieredCache {
     /// event and each store's failure as `storeFailed`, then throws the first failure.
     func purge(_ target: PurgeTarget, soft: Bool) async throws(ServiceError) -> Int {
         let now = self.now()
-        // A lookup reading a store meanwhile must not promote what the purge is removing.
+        // A lookup that reads a store while the purge runs (or that began before it and ends
+        // after it) copies nothing upwards: what it read may be what the purge removes.
+        purgesRunning += 1
         for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
+        defer {
+            purgesRunning -= 1
+            for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
+        }
         var total = purgeMemory(target, soft: soft, now: now)
         if total > 0 { observers.notify(.purged(.memory, count: total)) }
         var failure: ServiceError?
@@ -73,23 +79,23 @@ extension TieredCache {
         return total
     }
 
-    /// Removes (or marks) the memory tier's entries `target` names; returns how many.
+    /// Removes (or marks) the memory tier's entries `target` names; returns how many (a soft
+    /// purge does not count an entry marked already, or one requested after `now`).
     func purgeMemory(_ target: PurgeTarget, soft: Bool, now: Date) -> Int {
         guard soft else { return memory.removeAll { target.matches($0, $1) }.count }
-        return memory.update { key, response in target.matches(key, response) ? response.purged(at: now) : nil }
+        return memory.update { key, response in
+            guard target.matches(key, response), response.isMarkable(at: now) else { return nil }
+            return response.purged(at: now)
+        }
     }
 
-    /// Applies `target` to one store: itself when it can purge, else by removing a URL's plain keys.
+    /// Applies `target` to one store: itself when it can purge, else by removing a URL's plain
+    /// keys (also when soft: such a store cannot keep the mark, which is not public).
     static func purge(_ target: PurgeTarget, soft: Bool, now: Date, in store: any CacheStore) async throws -> Int {
         if let purging = store as? any CachePurging { return try await purging.purge(target, soft: soft, now: now) }
         var count = 0
-        for key in target.plainKeys {
-            guard let entry = try await store.entry(for: key) else { continue }
-            if soft {
-                try await store.store(entry.purged(at: now), for: key)
-            } else {
-                try await store.removeEntry(for: key)
-            }
+        for key in target.plainKeys where try await store.entry(for: key) != nil {
+            try await store.removeEntry(for: key)
             count += 1
         }
         return count

@@ -22,6 +22,9 @@ public actor TieredCache {
     /// key's digest: a lookup that read a store while a drop of its bucket ran does not
     /// promote what it read (it may be the old version).
     var remoteDrops = [UInt64](repeating: 0, count: 256)
+    /// Purges under way: while any runs, lookups copy nothing upwards (what they read from a
+    /// store may be about to be purged there).
+    var purgesRunning = 0
     /// The stores behind memory, upper first.
     package nonisolated let stores: [any CacheStore]
     /// Receive evictions and store failures (the coordinator forwards them to its events).
@@ -87,7 +90,9 @@ public actor TieredCache {
         let drops = remoteDrops[bucket]
         for (index, store) in stores.enumerated() where tiers.contains(store.tier.policyTiers) {
             guard let response = await entry(for: key, in: store) else { continue }
-            if remoteDrops[bucket] == drops { await promote(response, for: key, above: index, in: tiers) }
+            if remoteDrops[bucket] == drops, purgesRunning == 0 {
+                await promote(response, for: key, above: index, in: tiers)
+            }
             return Hit(response: response, tier: store.tier)
         }
         return nil
@@ -99,6 +104,11 @@ public actor TieredCache {
     public func store(_ response: CachedResponse, for key: CacheKey, in tiers: CachePolicy.Tiers) async
         -> CachePolicy.Tiers
     {
+        var response = response
+        // A response requested before a soft purge of the copy it replaces keeps the mark.
+        if response.purgedAt == nil, let mark = memory.peek(key)?.effectivePurge, mark > response.requestTime {
+            response.purgedAt = mark
+        }
         var kept: CachePolicy.Tiers = []
         if tiers.contains(.memory) {
             if putInMemory(response, for: key) { kept.insert(.memory) }

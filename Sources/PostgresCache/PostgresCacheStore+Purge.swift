@@ -6,7 +6,7 @@ internal import PostgresNIO
 
 extension PostgresCacheStore: CachePurging {
     /// Removes the rows `target` names or, `soft`, marks them stale from `now` (a row marked
-    /// earlier keeps its mark), and announces the purge in the same statement, so that every
+    /// earlier keeps its mark; a row requested after `now` is not marked), and announces the purge in the same statement, so that every
     /// other instance drops its own copies (``Configuration/notifications``). Rows are found
     /// by an index on the URL's digest, or on the tags.
     package func purge(_ target: PurgeTarget, soft: Bool, now: Date) async throws -> Int {
@@ -27,7 +27,8 @@ extension PostgresCacheStore: CachePurging {
             case (.url, true), (.urlDigest, true):
                 query = try """
                 WITH purged AS (UPDATE \(unescaped: entries) SET purged_at = \(mark)
-                    WHERE url_digest = \(Self.urlDigest(target)) AND (purged_at IS NULL OR purged_at > \(mark))
+                    WHERE url_digest = \(Self.urlDigest(target)) AND request_time < \(mark)
+                        AND (purged_at IS NULL OR purged_at > \(mark))
                     RETURNING 1),
                 announced AS (SELECT pg_notify(\(channel), \(announcement)) WHERE \(notifies))
                 SELECT (SELECT count(*) FROM purged), (SELECT count(*) FROM announced)
@@ -41,7 +42,8 @@ extension PostgresCacheStore: CachePurging {
             case (.tag(let tag), true):
                 query = """
                     WITH purged AS (UPDATE \(unescaped: entries) SET purged_at = \(mark)
-                        WHERE tags @> \([tag]) AND (purged_at IS NULL OR purged_at > \(mark)) RETURNING 1),
+                        WHERE tags @> \([tag]) AND request_time < \(mark)
+                            AND (purged_at IS NULL OR purged_at > \(mark)) RETURNING 1),
                     announced AS (SELECT pg_notify(\(channel), \(announcement)) WHERE \(notifies))
                     SELECT (SELECT count(*) FROM purged), (SELECT count(*) FROM announced)
                     """

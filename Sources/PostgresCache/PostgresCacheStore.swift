@@ -169,7 +169,8 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
                     request_time = EXCLUDED.request_time, response_time = EXCLUDED.response_time,
                     expires_at = EXCLUDED.expires_at, size = EXCLUDED.size, checksum = EXCLUDED.checksum,
                     last_access = EXCLUDED.last_access, url_digest = EXCLUDED.url_digest, tags = EXCLUDED.tags,
-                    purged_at = EXCLUDED.purged_at
+                    purged_at = CASE WHEN existing.purged_at > EXCLUDED.request_time AND EXCLUDED.purged_at IS NULL
+                        THEN existing.purged_at ELSE EXCLUDED.purged_at END
                 WHERE existing.response_time <= EXCLUDED.response_time
                 RETURNING 1),
                 announced AS (SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written

@@ -117,6 +117,18 @@ struct CachePurgeTests {
         clock.withLock { $0 = Self.start + 200 }
         _ = try await cache.purge(url: "https://api.example.com/a", soft: true)
         #expect(await cache.lookup(key)?.response.purgedAt == Self.start + 100)
+        // A response requested before the purge keeps the mark in memory; a mark older than
+        // the request counts for nothing.
+        var raced = Self.response("a2", [.cacheControl: "max-age=600"])
+        raced.requestTime = Self.start + 50
+        await cache.store(raced, for: key, in: .all)
+        let kept = try #require(await cache.lookup(key)?.response)
+        #expect(kept.purgedAt == Self.start + 100 && kept.effectivePurge == Self.start + 100)
+        var later = raced
+        later.requestTime = Self.start + 150
+        later.purgedAt = Self.start + 100
+        #expect(later.effectivePurge == nil)
+        #expect(HTTPCacheRules.freshness(of: later, now: Self.start + 160).isFresh)
         // A 304 makes it fresh again.
         let revalidated = HTTPCacheRules.freshened(
             entry, with: HTTPResponse(status: .notModified), requestTime: Self.start + 200,
@@ -154,6 +166,28 @@ struct CachePurgeTests {
         #expect(try await reopened.entry(for: c) == nil)
     }
 
+    @Test("a lookup that reads a store while a purge runs, or until after it, copies nothing to memory")
+    func lookupsDuringAPurge() async throws {
+        let url = "https://api.example.com/slow"
+        let get = CacheKey("GET \(url)")
+        let head = CacheKey("HEAD \(url)")
+        let store = PlainStore(readTime: .milliseconds(300))
+        try await store.store(Self.response(), for: get)
+        try await store.store(Self.response(), for: head)
+        let cache = TieredCache(stores: [store], now: { Self.start })
+        // The purge reads GET (0-300 ms) and removes it, then reads HEAD (300-600 ms) and removes it.
+        async let purged = cache.purge(url: url)
+        try await Task.sleep(for: .milliseconds(100))
+        async let during = cache.lookup(get)  // 100-400 ms: returns while the purge runs
+        try await Task.sleep(for: .milliseconds(300))
+        let after = await cache.lookup(head)  // 400-700 ms: began during the purge, returns after it
+        #expect(try await purged == 2)
+        #expect(await during != nil && after != nil)  // what the store held when each read began
+        #expect(await cache.lookup(get, in: .memory) == nil)
+        #expect(await cache.lookup(head, in: .memory) == nil)
+        #expect(store.count == 0)
+    }
+
     @Test(
         "a store that cannot purge loses a URL's plain GET and HEAD entries; a failing store's error is thrown after the others"
     )
@@ -176,16 +210,23 @@ struct CachePurgeTests {
     }
 }
 
-/// A store without purging of its own (one a user wrote); `fails` makes every call throw.
+/// A store without purging of its own (one a user wrote); `fails` makes every call throw; a
+/// read returns what the store held when it began, `readTime` later.
 private final class PlainStore: CacheStore {
     private let entries = Mutex<[CacheKey: CachedResponse]>([:])
     let fails: Bool
-    init(fails: Bool = false) { self.fails = fails }
+    let readTime: Duration
+    init(fails: Bool = false, readTime: Duration = .zero) {
+        self.fails = fails
+        self.readTime = readTime
+    }
     var count: Int { entries.withLock { $0.count } }
     func check() throws { if fails { throw ServiceError(.fileAccess, "The test store fails.") } }
     func entry(for key: CacheKey) async throws -> CachedResponse? {
         try check()
-        return entries.withLock { $0[key] }
+        let found = entries.withLock { $0[key] }
+        if readTime > .zero { try await Task.sleep(for: readTime) }
+        return found
     }
     func store(_ response: CachedResponse, for key: CacheKey) async throws {
         try check()

@@ -1,6 +1,9 @@
 #if PostgreSQL
 import CourierCaching
 import CourierPostgresCache
+import CourierServices
+import CourierTestServer
+import CourierTransport
 import Foundation
 import HTTPTypes
 import PostgresNIO
@@ -88,8 +91,13 @@ struct PostgresPurgeTests {
                 // A second soft purge finds the row marked already.
                 #expect(
                     try await storeA.purge(.url("https://api.example.com/products/7"), soft: true, now: Date()) == 0)
-                // A new response clears the mark.
+                // A response requested before the purge keeps the mark; one requested after clears it.
                 await cacheA.store(Self.tagged("p7 v2", "product-7"), for: Self.product, in: .all)
+                #expect(try await storeB.entry(for: Self.product)?.purgedAt == mark)
+                var newer = Self.tagged("p7 v3", "product-7")
+                newer.requestTime = Date().addingTimeInterval(1)
+                newer.responseTime = newer.requestTime
+                await cacheA.store(newer, for: Self.product, in: .all)
                 #expect(try await storeB.entry(for: Self.product)?.purgedAt == nil)
             }
         }
@@ -119,6 +127,59 @@ struct PostgresPurgeTests {
         }
     }
 
+    @Test("after a soft purge, the fleet's loads are served the stale entry and the origin gets one revalidation")
+    func softPurgeAcrossTheFleet() async throws {
+        try await withPostgresStore { cluster, storeA in
+            try await storeA.prepare()
+            try await withRunningStores(on: cluster, count: 3) { others in
+                let stores = [storeA] + others
+                try await withTestServer { server in
+                    let transport = CurlTransport()
+                    let coordinators = stores.map { store in
+                        var settings = RequestCoordinator.Configuration()
+                        settings.cache = TieredCache(stores: [store])
+                        return RequestCoordinator(transport: transport, configuration: settings)
+                    }
+                    let resource = CacheRouteResource(
+                        baseURL: server.baseURL, key: "fleet-soft",
+                        query: ["cc": "max-age=600, stale-while-revalidate=60", "etag": "1", "sk": "product-7"],
+                        cachePolicy: CachePolicy.http().collapsingAcrossFleet())
+                    _ = try await resource.load(using: coordinators[0])
+                    for coordinator in coordinators.dropFirst() {
+                        #expect(try await resource.loadResponse(using: coordinator).source == .shared)
+                    }
+                    #expect(await eventually { stores.allSatisfy { $0.notifications.isListening } })
+                    let purger = try #require(coordinators[0].configuration.cache)
+                    #expect(try await purger.purge(tag: "product-7", soft: true) == 2)  // memory and the row
+                    for coordinator in coordinators.dropFirst() {
+                        #expect(await eventually { await coordinator.configuration.cache!.memoryUsage.count == 0 })
+                    }
+
+                    // Every other instance loads it at once, five times (the purger's own stale
+                    // copy would be refreshed first, and the others would read its answer).
+                    let loads = try await withThrowingTaskGroup(of: Loaded<Data>.self) { group in
+                        for coordinator in coordinators.dropFirst() {
+                            for _ in 0..<5 { group.addTask { try await resource.loadResponse(using: coordinator) } }
+                        }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    #expect(loads.count == 15)
+                    #expect(loads.contains { $0.isStale })
+                    #expect(await eventually { server.cacheCounts("fleet-soft").notModified == 1 })
+                    for coordinator in coordinators {
+                        #expect(
+                            await eventually {
+                                (try? await resource.loadResponse(using: coordinator).isStale) == false
+                            })
+                    }
+                    #expect(server.cacheCounts("fleet-soft").requests == 2)  // the first load, one 304
+                    for coordinator in coordinators { await coordinator.shutdown() }
+                    await transport.shutdown()
+                }
+            }
+        }
+    }
+
     @Test("malformed purge notifications are ignored; an instance ignores its own")
     func malformedNotifications() {
         let changes = RemoteChanges()
@@ -142,6 +203,16 @@ struct PostgresPurgeTests {
             heard.withLock { $0 } == [
                 .purge(.tag("product-7")), .purge(.url("https://api.example.com/a?b=1")), .purge(.urlDigest(digest)),
             ])
+    }
+}
+
+/// Runs `body` with `count` more stores on `cluster`, each with its pool running.
+func withRunningStores<T: Sendable>(
+    on cluster: PostgresCluster, count: Int, _ body: ([PostgresCacheStore]) async throws -> T
+) async throws -> T {
+    guard count > 0 else { return try await body([]) }
+    return try await withRunningStore(on: cluster) { store in
+        try await withRunningStores(on: cluster, count: count - 1) { others in try await body([store] + others) }
     }
 }
 #endif

@@ -15,6 +15,7 @@ func fleet(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool, runs: 
     try await collapseWakeUp(nginx: nginx, postgres: postgres, report: report, quick: quick)
     try await coherence(.write, postgres: postgres, report: report, quick: quick)
     try await coherence(.purge, postgres: postgres, report: report, quick: quick)
+    try await fleetPurge(nginx: nginx, postgres: postgres, report: report, quick: quick)
 }
 
 /// What one instance does to a key the others hold, in a coherence row.

@@ -91,6 +91,12 @@ final class Nginx {
                         expires 60s;
                         access_log \(prefix)/fleet.log;
                     }
+                    # The purge scenario's origin: fresh for a minute, then stale while revalidated.
+                    location /purge/ {
+                        alias \(root)/slow/;
+                        add_header Cache-Control "max-age=60, stale-while-revalidate=60";
+                        access_log \(prefix)/purge.log;
+                    }
                 }
             }
             """
@@ -119,6 +125,12 @@ final class Nginx {
     /// Requests for `/fleet/` whose line contains `text`, from the access log.
     func fleetRequests(containing text: String) -> Int {
         let log = (try? String(contentsOfFile: prefix + "/fleet.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").count { $0.contains(text) }
+    }
+
+    /// Requests for `/purge/` whose line contains `text`, from its access log.
+    func purgeRequests(containing text: String) -> Int {
+        let log = (try? String(contentsOfFile: prefix + "/purge.log", encoding: .utf8)) ?? ""
         return log.split(separator: "\n").count { $0.contains(text) }
     }
 

@@ -52,8 +52,8 @@ if arguments.contains("--help") || arguments.contains("-h") {
 // A child of the benchmark (a measured client, the soak's fault server) ends with it, however it
 // ends; the benchmark itself undoes what it started when interrupted (Cleanup).
 let childModes: Set = [
-    "--child", "--typed-child", "--openapi-child", "--gateway-child", "--fleet-child", "--fault-server",
-    "--resilience-upstream",
+    "--child", "--typed-child", "--openapi-child", "--gateway-child", "--fleet-child", "--purge-child",
+    "--fault-server", "--resilience-upstream",
 ]
 if arguments.contains(where: childModes.contains) { diesWithParent() } else { try Cleanup.takesSignals() }
 if let index = arguments.firstIndex(of: "--fault-server") {
@@ -118,6 +118,16 @@ if let index = arguments.firstIndex(of: "--gateway-child") {
     exit(0)
 }
 #endif
+if let index = arguments.firstIndex(of: "--purge-child") {
+    // Purge-child mode: --purge-child PORT BASE TAG ROUNDS START
+    do {
+        try await runPurgeChild(arguments: Array(arguments[(index + 1)...]))
+    } catch {
+        FileHandle.standardError.write(Data("purge child: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 if let index = arguments.firstIndex(of: "--fleet-child") {
     // Fleet-member mode: --fleet-child PORT BASE TAG ROUNDS collapse|plain START
     do {

@@ -83,7 +83,8 @@ extension RequestCoordinator {
     /// Revalidates in the background (`stale-while-revalidate`), as its own load with a new id,
     /// unless a refresh of `key` runs already: the loads served the stale entry meanwhile get
     /// one revalidation between them (and a refresh started after it finds the fresh entry and
-    /// sends nothing).
+    /// sends nothing). Under fleet collapsing, one instance of the fleet refreshes a key at a
+    /// time (``fleetRefreshLease(_:key:)``).
     nonisolated func refreshInBackground<T: Sendable>(
         _ plan: LoadPlan, key: CacheKey,
         finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
@@ -99,7 +100,21 @@ extension RequestCoordinator {
             "serving stale; refreshing in the background", metadata: ["courier.refresh.id": "\(refresh.id)"])
         // A coordinator shut down runs no more background work, nor loads: its set may keep the key.
         Self.startBackground(on: self) { [refresh] coordinator in
-            _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
+            switch await coordinator.fleetRefreshLease(refresh, key: key) {
+            case .heldElsewhere:
+                refresh.logger?.debug("another instance of the fleet refreshes this entry; not refreshing")
+            case .none:
+                _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
+            case .held(let lease, let leasing):
+                // The instance that held the lease before may have refreshed the shared entry
+                // already (its announcement still on its way here): then that is the answer.
+                var answered = await coordinator.adoptFreshSharedEntry(refresh, key: key)
+                if !answered {
+                    answered =
+                        (try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)) != nil
+                }
+                await coordinator.releaseRefreshLease(lease, from: leasing, answered: answered, plan: refresh)
+            }
             coordinator.refreshing.withLock { _ = $0.remove(key) }
         }
     }

@@ -141,7 +141,7 @@ extension RequestCoordinator {
             return (false, false)
         case .cacheElseNetwork(let maxAge):
             let age = now.timeIntervalSince(entry.responseTime)
-            return entry.purgedAt == nil && age >= 0 && age < maxAge / .seconds(1) ? (false, false) : nil
+            return entry.effectivePurge == nil && age >= 0 && age < maxAge / .seconds(1) ? (false, false) : nil
         case .http:
             switch HTTPCacheRules.decide(entry, for: request, now: now, shared: shared) {
             case .fresh: return (!HTTPCacheRules.freshness(of: entry, now: now, shared: shared).isFresh, false)

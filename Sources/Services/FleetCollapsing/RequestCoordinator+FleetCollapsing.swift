@@ -188,6 +188,62 @@ extension RequestCoordinator {
         }
     }
 
+    /// Whether a background refresh of `key` may run, under fleet collapsing.
+    enum RefreshLease: Sendable {
+        /// No fleet collapsing, no leasing store, or the store failed: refresh.
+        case none
+        /// This instance holds the fleet's lease: refresh, then release it.
+        case held(CacheLease, any CacheLeasing)
+        /// Another instance holds it: it refreshes the shared entry for the fleet (a stale
+        /// entry the whole fleet read, after a soft purge say, costs the origin one request).
+        case heldElsewhere
+    }
+
+    /// Takes the fleet's lease on `key` for a background refresh, without waiting.
+    nonisolated func fleetRefreshLease(_ plan: LoadPlan, key: CacheKey) async -> RefreshLease {
+        let policy = plan.cachePolicy
+        guard let fleet = policy.fleetCollapsing, Self.collapses(policy.mode), let cache = configuration.cache,
+            let leasing = cache.leasingStore(in: policy.tiers)
+        else { return .none }
+        do {
+            guard let lease = try await leasing.acquireLease(on: key, for: fleet.lease) else { return .heldElsewhere }
+            return .held(lease, leasing)
+        } catch {
+            reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan)
+            return .none
+        }
+    }
+
+    /// When the shared tier holds a fresh entry for `key` (another instance refreshed it), copies
+    /// it to the tiers above the shared one and returns true: the refresh is done.
+    nonisolated func adoptFreshSharedEntry(_ plan: LoadPlan, key: CacheKey) async -> Bool {
+        let policy = plan.cachePolicy
+        guard let cache = configuration.cache, policy.tiers.contains(.shared),
+            let hit = await cache.lookup(key, in: .shared), hit.tier == .shared,
+            HTTPCacheRules.matchesVariant(hit.response, request: plan.request),
+            let answer = storedAnswer(
+                hit.response, policy: policy, request: plan.request, now: configuration.now(), shared: true),
+            !answer.stale, !answer.refresh
+        else { return false }
+        await cache.store(hit.response, for: key, in: policy.tiers.subtracting(.shared))
+        return true
+    }
+
+    /// Gives back a background refresh's lease, saying whether the refresh got an answer.
+    nonisolated func releaseRefreshLease(
+        _ lease: CacheLease, from leasing: any CacheLeasing, answered: Bool, plan: LoadPlan
+    ) async {
+        do {
+            if let notifying = leasing as? any CacheLeaseNotifying {
+                try await notifying.releaseLease(lease, answered: answered)
+            } else {
+                try await leasing.releaseLease(lease)
+            }
+        } catch {
+            reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan)
+        }
+    }
+
     private nonisolated func reportFleet(_ event: CacheEvent, plan: LoadPlan) {
         events.emit(plan.id, .cache(event))
         LoadTelemetry.current?.fleetCollapsing(event.name.description)
