@@ -76,8 +76,18 @@ extension TieredCache {
 
     /// Removes the copies of `change`'s entries (or of every entry) from the stores in front of
     /// store `index`, then from memory; reports each memory copy dropped as `invalidated`.
-    /// Lookups reading a store meanwhile do not promote what they read (``remoteDrops``).
+    /// Lookups reading a store meanwhile, or until after the drop, do not promote what they
+    /// read (``remoteDrops``, counted at the start and again at the end, and
+    /// ``purgesRunning``).
     func dropCopies(of change: RemoteChange, above index: Int) async {
+        purgesRunning += 1
+        defer {
+            purgesRunning -= 1
+            switch change {
+            case .entry(let digest, _): remoteDrops[Self.dropBucket(digest)] &+= 1
+            case .all, .purge: for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
+            }
+        }
         switch change {
         case .all:
             for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }

@@ -22,8 +22,8 @@ public actor TieredCache {
     /// key's digest: a lookup that read a store while a drop of its bucket ran does not
     /// promote what it read (it may be the old version).
     var remoteDrops = [UInt64](repeating: 0, count: 256)
-    /// Purges under way: while any runs, lookups copy nothing upwards (what they read from a
-    /// store may be about to be purged there).
+    /// Purges and drops of remote changes under way: while any runs, lookups copy nothing
+    /// upwards (what they read from a store may be about to be removed there).
     var purgesRunning = 0
     /// The stores behind memory, upper first.
     package nonisolated let stores: [any CacheStore]

@@ -155,7 +155,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
     public func store(_ response: CachedResponse, for key: CacheKey) async throws {
         let row = PostgresCacheRow(response, key: key)
         let announcement = entryAnnouncement(key)
-        let kept = try await call("a write") { store in
+        let outcome = try await call("a write") { store in
             try await store.client.query(
                 """
                 WITH written AS (
@@ -172,18 +172,24 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
                     purged_at = CASE WHEN existing.purged_at > EXCLUDED.request_time AND EXCLUDED.purged_at IS NULL
                         THEN existing.purged_at ELSE EXCLUDED.purged_at END
                 WHERE existing.response_time <= EXCLUDED.response_time
-                RETURNING 1),
+                RETURNING purged_at),
                 announced AS (SELECT pg_notify(\(store.tables.channel), \(announcement)) FROM written
                     WHERE \(store.configuration.notifications))
-                SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM announced)
+                SELECT (SELECT count(*) FROM written), (SELECT count(*) FROM announced),
+                    (SELECT count(*) FROM written WHERE purged_at IS NOT NULL)
                 """,
                 logger: store.queryLogger
-            ).decode((Int64, Int64).self).reduce(into: false) { $0 = $0 || $1.0 > 0 }
+            ).decode((Int64, Int64, Int64).self).reduce(into: (kept: false, marked: false)) {
+                $0 = ($0.kept || $1.0 > 0, $0.marked || $1.2 > 0)
+            }
         }
-        guard kept else {
-            // A newer response is stored (another instance's): the caches holding this store
-            // drop the copies they just made of this one, and read the newer one next.
+        guard outcome.kept, outcome.marked == (row.purgedAt != nil) else {
+            // Not kept: a newer response is stored (another instance's). Or kept with a soft
+            // purge's mark this response was requested before (another instance's purge, which
+            // already dropped the copies it replaced): either way the caches holding this store
+            // drop the copies they just made, and read the shared row next.
             remoteChanges.notify(.entry(digest: key.digest, key: key))
+            if outcome.kept, noteStored(bytes: Int(row.size)) { evictInBackground() }
             return
         }
         if noteStored(bytes: Int(row.size)) { evictInBackground() }

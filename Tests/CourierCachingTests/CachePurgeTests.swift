@@ -171,16 +171,16 @@ struct CachePurgeTests {
         let url = "https://api.example.com/slow"
         let get = CacheKey("GET \(url)")
         let head = CacheKey("HEAD \(url)")
-        let store = PlainStore(readTime: .milliseconds(300))
+        let store = PlainStore(readTime: .seconds(1))
         try await store.store(Self.response(), for: get)
         try await store.store(Self.response(), for: head)
         let cache = TieredCache(stores: [store], now: { Self.start })
-        // The purge reads GET (0-300 ms) and removes it, then reads HEAD (300-600 ms) and removes it.
+        // The purge reads GET (0-1 s) and removes it, then reads HEAD (1-2 s) and removes it.
         async let purged = cache.purge(url: url)
-        try await Task.sleep(for: .milliseconds(100))
-        async let during = cache.lookup(get)  // 100-400 ms: returns while the purge runs
         try await Task.sleep(for: .milliseconds(300))
-        let after = await cache.lookup(head)  // 400-700 ms: began during the purge, returns after it
+        async let during = cache.lookup(get)  // 0.3-1.3 s: returns while the purge runs
+        try await Task.sleep(for: .seconds(1))
+        let after = await cache.lookup(head)  // 1.3-2.3 s: began during the purge, returns after it
         #expect(try await purged == 2)
         #expect(await during != nil && after != nil)  // what the store held when each read began
         #expect(await cache.lookup(get, in: .memory) == nil)

@@ -91,9 +91,13 @@ struct PostgresPurgeTests {
                 // A second soft purge finds the row marked already.
                 #expect(
                     try await storeA.purge(.url("https://api.example.com/products/7"), soft: true, now: Date()) == 0)
-                // A response requested before the purge keeps the mark; one requested after clears it.
-                await cacheA.store(Self.tagged("p7 v2", "product-7"), for: Self.product, in: .all)
+                // A response requested before the purge keeps the mark, also when an instance
+                // other than the purger stores it: that instance's own copies then go too.
+                await cacheB.store(Self.tagged("p7 v2", "product-7"), for: Self.product, in: .all)
                 #expect(try await storeB.entry(for: Self.product)?.purgedAt == mark)
+                #expect(await eventually { await cacheB.lookup(Self.product, in: .memory) == nil })
+                #expect(await cacheB.lookup(Self.product)?.response.purgedAt == mark)
+                // One requested after the purge clears it.
                 var newer = Self.tagged("p7 v3", "product-7")
                 newer.requestTime = Date().addingTimeInterval(1)
                 newer.responseTime = newer.requestTime

@@ -424,7 +424,7 @@ private func fleetStampede(nginx: Nginx, postgres: Postgres, report: Report, qui
         // Every child connects and prepares first; the first round starts 3 s from now.
         let start = Date().timeIntervalSince1970 + 3
         let children = try (0..<processes).map { _ in
-            try FleetChildProcess(arguments: [
+            try JSONChildProcess<FleetRun>(arguments: [
                 "--fleet-child", "\(postgres.port)", nginx.base, tag, "\(rounds)", collapsing ? "collapse" : "plain",
                 "\(start)",
             ])
@@ -449,8 +449,9 @@ private func fleetStampede(nginx: Nginx, postgres: Postgres, report: Report, qui
     }
 }
 
-/// A fleet member started with `--fleet-child`; ``wait()`` reads its `FleetRun`.
-private struct FleetChildProcess {
+/// This executable started again in a child mode (`--fleet-child`, `--purge-child`) that ends
+/// by printing one JSON line; ``wait()`` decodes it.
+struct JSONChildProcess<Output: Decodable> {
     let process = Process()
     let pipe = Pipe()
 
@@ -461,13 +462,15 @@ private struct FleetChildProcess {
         try process.run()
     }
 
-    func wait() throws -> FleetRun {
+    func wait() throws -> Output {
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0,
             let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
-            let run = try? JSONDecoder().decode(FleetRun.self, from: Data(line.utf8))
-        else { throw BenchError("a fleet member failed (exit \(process.terminationStatus))") }
+            let run = try? JSONDecoder().decode(Output.self, from: Data(line.utf8))
+        else {
+            throw BenchError("a child (\(process.arguments?.first ?? "")) failed (exit \(process.terminationStatus))")
+        }
         return run
     }
 }

@@ -25,7 +25,7 @@ func fleetPurge(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) a
     // Every child connects and starts listening first; the first round starts 4 s from now.
     let start = Date().timeIntervalSince1970 + 4
     let children = try (0..<processes).map { _ in
-        try PurgeChildProcess(arguments: [
+        try JSONChildProcess<PurgeRun>(arguments: [
             "--purge-child", "\(postgres.port)", nginx.base, tag, "\(rounds)", "\(start)",
         ])
     }
@@ -55,30 +55,43 @@ func fleetPurge(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) a
     let results = try children.map { try $0.wait() }
     var gaps: [Double] = []
     var missed = 0
+    var early = 0
     for result in results {
         failures += result.failures
         for (round, heard) in result.heard.enumerated() where round < purgedAt.count {
-            if let heard { gaps.append(max(0, (heard - purgedAt[round]) * 1_000)) } else { missed += 1 }
+            guard let heard else {
+                missed += 1
+                continue
+            }
+            // A copy that left before the purge was called left for another reason.
+            if heard < purgedAt[round] { early += 1 } else { gaps.append((heard - purgedAt[round]) * 1_000) }
         }
     }
-    // Origin requests for each soft-purged URL: its first (cold) load, then what the fleet's
-    // 100 loads after the purge asked.
+    // The origin's answers for each soft-purged URL: 200s (its cold load, collapsed across the
+    // fleet) and 304s (revalidations of the stale entry by the fleet's 100 loads after the purge).
     let revalidations = (0..<rounds).map { round in
-        Double(nginx.purgeRequests(containing: "r=\(tag)-soft-\(round) ") - 1)
+        Double(nginx.purgeRequests(containing: "r=\(tag)-soft-\(round) ", "\" 304 "))
+    }
+    let others = (0..<rounds).map { round in
+        Double(nginx.purgeRequests(containing: "r=\(tag)-soft-\(round) ") - Int(revalidations[round]))
     }
     let cold = (0..<rounds).map { round in Double(nginx.purgeRequests(containing: "r=\(tag)-hard-\(round) ")) }
     _ = report.add(
         scenario, "hard purge (LISTEN/NOTIFY)", unit: "ms p99", samples: [percentile(gaps, 0.99)],
         notes: [
             "ms p50": percentile(gaps, 0.5), "ms max": gaps.max() ?? 0, "copies": Double(gaps.count),
-            "missed": Double(missed), "failures": Double(failures),
+            "missed": Double(missed), "early": Double(early), "failures": Double(failures),
             "origin requests per cold URL": cold.reduce(0, +) / Double(max(1, rounds)),
         ],
         higherIsBetter: false)
     _ = report.add(
-        scenario, "soft purge, \(processes * PurgeTimeline.softLoads) loads after it", unit: "origin requests per key",
+        scenario, "soft purge, \(processes * PurgeTimeline.softLoads) loads after it", unit: "revalidations per key",
         samples: [revalidations.reduce(0, +) / Double(max(1, rounds))],
-        notes: ["max": revalidations.max() ?? 0, "rounds": Double(rounds)], higherIsBetter: false)
+        notes: [
+            "max": revalidations.max() ?? 0, "rounds": Double(rounds),
+            "other requests per key": others.reduce(0, +) / Double(max(1, rounds)),
+        ],
+        higherIsBetter: false)
 }
 
 /// When each round's steps happen, in seconds from its start, and its URLs.
@@ -111,29 +124,6 @@ private func sleep(until time: Double) async throws {
 struct PurgeRun: Codable, Sendable {
     var heard: [Double?]
     var failures: Int
-}
-
-/// A child started with `--purge-child`; ``wait()`` reads its `PurgeRun`.
-private struct PurgeChildProcess {
-    let process = Process()
-    let pipe = Pipe()
-
-    init(arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: CommandLine.executablePath)
-        process.arguments = arguments
-        process.standardOutput = pipe
-        try process.run()
-    }
-
-    func wait() throws -> PurgeRun {
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-            let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
-            let run = try? JSONDecoder().decode(PurgeRun.self, from: Data(line.utf8))
-        else { throw BenchError("a purge child failed (exit \(process.terminationStatus))") }
-        return run
-    }
 }
 
 /// `/purge/medium.json?r=<tag>-<kind>-<round>`: cacheable for a minute, then served stale for
@@ -186,8 +176,9 @@ func runPurgeChild(arguments: [String]) async throws {
                 run.failures += 1
             }
             try await sleep(until: roundStart + PurgeTimeline.loadAfterSoftPurge)
-            // The hard purge's report: the first between it and the soft purge.
-            let window = (roundStart + PurgeTimeline.hardPurge - 0.05)..<(roundStart + PurgeTimeline.softPurge)
+            // The hard purge's report: the first between the loads and the soft purge (one
+            // before the purge's call is counted apart by the parent).
+            let window = (roundStart + PurgeTimeline.hardPurge - 0.5)..<(roundStart + PurgeTimeline.softPurge)
             run.heard.append(invalidations.withLock { $0.first(where: window.contains) })
             await withTaskGroup(of: Bool.self) { group in
                 for _ in 0..<PurgeTimeline.softLoads {

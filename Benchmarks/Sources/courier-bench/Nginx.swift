@@ -128,10 +128,10 @@ final class Nginx {
         return log.split(separator: "\n").count { $0.contains(text) }
     }
 
-    /// Requests for `/purge/` whose line contains `text`, from its access log.
-    func purgeRequests(containing text: String) -> Int {
+    /// Requests for `/purge/` whose line contains every one of `texts`, from its access log.
+    func purgeRequests(containing texts: String...) -> Int {
         let log = (try? String(contentsOfFile: prefix + "/purge.log", encoding: .utf8)) ?? ""
-        return log.split(separator: "\n").count { $0.contains(text) }
+        return log.split(separator: "\n").count { line in texts.allSatisfy { line.contains($0) } }
     }
 
     func stop() {

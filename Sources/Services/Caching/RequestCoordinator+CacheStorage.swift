@@ -103,6 +103,8 @@ extension RequestCoordinator {
             switch await coordinator.fleetRefreshLease(refresh, key: key) {
             case .heldElsewhere:
                 refresh.logger?.debug("another instance of the fleet refreshes this entry; not refreshing")
+                // The loads served the stale entry meanwhile do not each ask for the lease again.
+                try? await Task.sleep(for: .milliseconds(250))
             case .none:
                 _ = try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)
             case .held(let lease, let leasing):
