@@ -74,7 +74,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
     /// Receive this cache's eviction events.
     package nonisolated let observers = CacheObservers()
     private nonisolated let executor: QueueExecutor
-    private var index: [String: IndexEntry] = [:]
+    var index: [String: IndexEntry] = [:]
     private var indexLoaded = false
     private var size = 0
 
@@ -147,7 +147,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
         }
     }
 
-    private enum ReadOutcome {
+    enum ReadOutcome {
         case hit(CachedResponse)
         /// Intact, but written for another key with the same digest: left alone.
         case otherKey
@@ -157,7 +157,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
 
     /// Reads and verifies the open entry file; on a hit, records the access in its modification
     /// time (what eviction orders by), which needs no bookkeeping on the actor.
-    private nonisolated func readEntry(_ descriptor: Int32, _ info: stat, key: CacheKey) -> ReadOutcome {
+    nonisolated func readEntry(_ descriptor: Int32, _ info: stat, key: CacheKey) -> ReadOutcome {
         let length = Int(info.st_size)
         // Never stored that large: not ours, and not worth reading into memory.
         guard length >= DiskEntryFile.prefixLength, length <= options.sizeLimit / 8 else { return .defective }
@@ -245,7 +245,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
 
     /// Lists the directory: entry files by name, size and modification time; removes temporary
     /// files left by writers that died more than ten minutes ago.
-    private func scan() {
+    func scan() {
         indexLoaded = true
         var fresh: [String: IndexEntry] = [:]
         var total = 0
@@ -292,7 +292,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
         if let entry = index.removeValue(forKey: digest) { size -= entry.size }
     }
 
-    private func discard(_ digest: String, path: String) {
+    func discard(_ digest: String, path: String) {
         unlink(path)
         forget(digest)
     }
@@ -320,37 +320,6 @@ public actor DiskCache: CacheStore, CacheEventSource {
         if removed.count > 0 { observers.notify(.evicted(.disk, count: removed.count, bytes: removed.bytes)) }
     }
 
-    /// The key and tags of an entry file, from the index or else read from its metadata (and
-    /// then kept in the index); nil for a file that is gone or not an intact entry.
-    private func identity(of digest: String) -> Identity? {
-        if let known = index[digest]?.identity { return known }
-        let path = path(for: digest)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        var prefix = [UInt8](repeating: 0, count: DiskEntryFile.prefixLength)
-        let read = prefix.withUnsafeMutableBytes { Self.readFully(descriptor, into: $0) }
-        guard read == prefix.count,
-            let lengths = prefix.withUnsafeBytes({ raw in try? DiskEntryFile.prefix(raw) }),
-            lengths.metadataLength <= options.sizeLimit / 8
-        else { return nil }
-        var head = prefix + [UInt8](repeating: 0, count: lengths.metadataLength)
-        let metadataRead = head.withUnsafeMutableBytes {
-            Self.readFully(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: $0[DiskEntryFile.prefixLength...]))
-        }
-        guard metadataRead == lengths.metadataLength,
-            let identity = head.withUnsafeBytes({ raw -> Identity? in
-                guard let found = try? DiskEntryFile.identity(raw) else { return nil }
-                return Identity(key: found.key, tags: CachedResponse.tags(in: found.fields))
-            })
-        else { return nil }
-        index[digest]?.identity = identity
-        index[digest]?.inode = UInt64(info.st_ino)
-        return identity
-    }
-
     private func readExpiry(_ digest: String) -> Date? {
         let path = path(for: digest)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -365,7 +334,7 @@ public actor DiskCache: CacheStore, CacheEventSource {
 
     // MARK: - Files
 
-    private nonisolated func path(for digest: String) -> String { "\(directory)/\(digest)" }
+    nonisolated func path(for digest: String) -> String { "\(directory)/\(digest)" }
 
     private func syncDirectory() {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -380,106 +349,5 @@ public actor DiskCache: CacheStore, CacheEventSource {
         return ServiceError(
             .fileAccess,
             "Disk cache could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code)).")
-    }
-
-    static func isEntryName(_ name: String) -> Bool {
-        name.utf8.count == 64 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-    }
-
-    private static func makeDirectory(_ path: String) throws(ServiceError) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                let code = errno
-                throw ServiceError(
-                    .fileAccess,
-                    "Disk cache could not create \(prefix): \(String(cString: strerror(code))) (errno \(code)).")
-            }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw ServiceError(.fileAccess, "Disk cache path \(path) is not a directory.")
-        }
-    }
-
-    private static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var offset = 0
-        while offset < buffer.count {
-            let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            offset += count
-        }
-        return offset
-    }
-
-    private static func writeFully(_ descriptor: Int32, header: [UInt8], body: Data) -> Bool {
-        header.withUnsafeBytes { head in
-            body.withUnsafeBytes { tail in
-                var pieces = [(head.baseAddress, head.count), (tail.baseAddress, tail.count)]
-                var index = 0
-                while index < pieces.count {
-                    if pieces[index].1 == 0 || pieces[index].0 == nil {
-                        index += 1
-                        continue
-                    }
-                    var vectors = pieces[index...].map {
-                        iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.0), iov_len: $0.1)
-                    }
-                    let written = writev(descriptor, &vectors, Int32(vectors.count))
-                    if written < 0 && errno == EINTR { continue }
-                    if written <= 0 { return false }
-                    var remaining = written
-                    while remaining > 0 && index < pieces.count {
-                        let used = min(remaining, pieces[index].1)
-                        pieces[index] = (pieces[index].0.map { $0 + used }, pieces[index].1 - used)
-                        remaining -= used
-                        if pieces[index].1 == 0 { index += 1 }
-                    }
-                }
-                return true
-            }
-        }
-    }
-
-    private static func seconds(_ time: Glibc.timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
-
-    private static func timeSpec(_ seconds: Double) -> Glibc.timespec {
-        let whole = seconds.rounded(.down)
-        return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
-    }
-}
-
-extension DiskCache: CachePurging {
-    /// Rescans the directory (others may have written), then removes or marks every entry
-    /// `target` names. An entry's key and tags are read from its file's metadata the first
-    /// time a purge needs them (a purge of a directory this instance did not write reads each
-    /// file's head once), then kept in the index.
-    package func purge(_ target: PurgeTarget, soft: Bool, now: Date) throws -> Int {
-        scan()
-        var count = 0
-        for digest in Array(index.keys) {
-            guard let identity = identity(of: digest),
-                target.matches(url: CacheKey.url(ofRaw: identity.key), tags: identity.tags)
-            else { continue }
-            let path = path(for: digest)
-            guard soft else {
-                discard(digest, path: path)
-                count += 1
-                continue
-            }
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { continue }
-            var info = stat()
-            let outcome: ReadOutcome =
-                fstat(descriptor, &info) == 0 ? readEntry(descriptor, info, key: CacheKey(identity.key)) : .defective
-            close(descriptor)
-            guard case .hit(let response) = outcome else { continue }
-            guard response.isMarkable(at: now) else { continue }  // marked already, or newer
-            try store(response.purged(at: now), for: CacheKey(identity.key))
-            count += 1
-        }
-        return count
     }
 }
