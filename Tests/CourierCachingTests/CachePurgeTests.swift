@@ -166,23 +166,34 @@ struct CachePurgeTests {
         #expect(try await reopened.entry(for: c) == nil)
     }
 
-    @Test("a lookup that reads a store while a purge runs, or until after it, copies nothing to memory")
+    @Test(
+        "a lookup that reads a store while a purge runs, or until after it, copies nothing to memory",
+        .timeLimit(.minutes(3)))
     func lookupsDuringAPurge() async throws {
         let url = "https://api.example.com/slow"
         let get = CacheKey("GET \(url)")
         let head = CacheKey("HEAD \(url)")
-        let store = PlainStore(readTime: .seconds(1))
+        let store = PlainStore(gated: true)
         try await store.store(Self.response(), for: get)
         try await store.store(Self.response(), for: head)
         let cache = TieredCache(stores: [store], now: { Self.start })
-        // The purge reads GET (0-1 s) and removes it, then reads HEAD (1-2 s) and removes it.
+        // Each read returns what the store held when it began, once the test lets it go.
         async let purged = cache.purge(url: url)
-        try await Task.sleep(for: .milliseconds(300))
-        async let during = cache.lookup(get)  // 0.3-1.3 s: returns while the purge runs
-        try await Task.sleep(for: .seconds(1))
-        let after = await cache.lookup(head)  // 1.3-2.3 s: began during the purge, returns after it
+        try await store.waitForReads([get])  // the purge reads GET
+        async let during = cache.lookup(get)
+        try await store.waitForReads([get, get])
+        store.letGo(get)  // the purge removes GET, then reads HEAD
+        try await store.waitForReads([get, head])
+        store.letGo(get)
+        let readDuring = await during  // returned while the purge runs
+        async let after = cache.lookup(head)
+        try await store.waitForReads([head, head])
+        store.letGo(head)  // the purge's read: it removes HEAD and ends
         #expect(try await purged == 2)
-        #expect(await during != nil && after != nil)  // what the store held when each read began
+        store.letGo(head)
+        let readAfter = await after  // began during the purge, returned after it
+        #expect(readDuring != nil)  // what the store held when each read began
+        #expect(readAfter != nil)
         #expect(await cache.lookup(get, in: .memory) == nil)
         #expect(await cache.lookup(head, in: .memory) == nil)
         #expect(store.count == 0)
@@ -210,23 +221,65 @@ struct CachePurgeTests {
     }
 }
 
-/// A store without purging of its own (one a user wrote); `fails` makes every call throw; a
-/// read returns what the store held when it began, `readTime` later.
+/// A store without purging of its own (one a user wrote); `fails` makes every call throw. When
+/// `gated`, a read takes what the store holds when it begins, then waits for `letGo(_:)`.
 private final class PlainStore: CacheStore {
-    private let entries = Mutex<[CacheKey: CachedResponse]>([:])
+    private struct Read {
+        let key: CacheKey
+        let resume: CheckedContinuation<Void, Never>
+    }
+    // LockedValue, not Mutex: ThreadSanitizer sees its lock (the test task polls what reads write).
+    private let entries = LockedValue<[CacheKey: CachedResponse]>([:])
+    private let reads = LockedValue<[Read]>([])
+    private let opened = LockedValue(false)
     let fails: Bool
-    let readTime: Duration
-    init(fails: Bool = false, readTime: Duration = .zero) {
+    let gated: Bool
+    init(fails: Bool = false, gated: Bool = false) {
         self.fails = fails
-        self.readTime = readTime
+        self.gated = gated
     }
     var count: Int { entries.withLock { $0.count } }
     func check() throws { if fails { throw ServiceError(.fileAccess, "The test store fails.") } }
     func entry(for key: CacheKey) async throws -> CachedResponse? {
         try check()
         let found = entries.withLock { $0[key] }
-        if readTime > .zero { try await Task.sleep(for: readTime) }
+        if gated {
+            await withCheckedContinuation { resume in
+                let wait = opened.withLock { opened in
+                    if !opened { reads.withLock { $0.append(Read(key: key, resume: resume)) } }
+                    return !opened
+                }
+                if !wait { resume.resume() }
+            }
+        }
         return found
+    }
+
+    /// Waits (60 s at most: sanitizers on a busy machine) until the reads waiting are `keys`, in
+    /// order; past that, records an issue, lets every read go (now and later) and throws.
+    func waitForReads(_ keys: [CacheKey]) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while reads.withLock({ $0.map(\.key) }) != keys {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("reads waiting: \(reads.withLock { $0.map(\.key) }), expected \(keys)")
+                let waiting = opened.withLock { opened in
+                    opened = true
+                    return reads.withLock { reads in
+                        defer { reads.removeAll() }
+                        return reads
+                    }
+                }
+                for read in waiting { read.resume.resume() }
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// Lets the oldest waiting read of `key` return.
+    func letGo(_ key: CacheKey) {
+        let read = reads.withLock { reads in reads.firstIndex { $0.key == key }.map { reads.remove(at: $0) } }
+        read?.resume.resume()
     }
     func store(_ response: CachedResponse, for key: CacheKey) async throws {
         try check()

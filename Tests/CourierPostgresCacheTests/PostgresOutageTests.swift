@@ -113,7 +113,10 @@ struct PostgresOutageTests {
                 }
                 let elapsed = ContinuousClock.now - started
                 #expect(error?.code == code, "\(call): \(error.map { "\($0)" } ?? "no error")")
-                #expect(elapsed < (call == "read" ? .seconds(1) : .milliseconds(200)), "\(call) took \(elapsed)")
+                // Bounds that catch a call the limit did not end (the lock holds 120 s), not a busy
+                // machine (1.7 s seen for the read with the whole suite running on 2 cores); the
+                // write's code says it never reached the server.
+                #expect(elapsed < (call == "read" ? .seconds(5) : .seconds(1)), "\(call) took \(elapsed)")
             }
             // After the pause, a call asks the server again (and times out again: the lock holds).
             let paused = ContinuousClock.now
