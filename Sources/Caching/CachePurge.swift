@@ -17,19 +17,16 @@ package enum PurgeTarget: Sendable, Hashable {
 
     /// Whether the entry of `key`, holding `response`, is one this purge names.
     package func matches(_ key: CacheKey, _ response: CachedResponse) -> Bool {
-        switch self {
-        case .url(let url): key.url == url
-        case .urlDigest(let digest): SHA256.hex(SHA256.hash(key.url.utf8)) == digest
-        case .tag(let tag): response.tags.contains(tag)
-        }
+        matches(url: key.url, tags: response.tags)
     }
 
-    /// Whether the entry of a key with URL `url` and tags `tags` is one this purge names.
-    package func matches(url: Substring, tags: [String]) -> Bool {
+    /// Whether the entry of a key with URL `url` and tags `tags` is one this purge names (the
+    /// tags are read only for a tag's purge).
+    package func matches(url: Substring, tags: @autoclosure () -> [String]) -> Bool {
         switch self {
         case .url(let wanted): url == wanted
         case .urlDigest(let digest): SHA256.hex(SHA256.hash(url.utf8)) == digest
-        case .tag(let tag): tags.contains(tag)
+        case .tag(let tag): tags().contains(tag)
         }
     }
 
@@ -95,17 +92,27 @@ extension CachedResponse {
     package var tags: [String] { Self.tags(in: headerFields) }
 
     /// The tags of a response with these header fields (``tags``).
-    static func tags(in headerFields: HTTPFields) -> [String] {
+    static func tags(in headerFields: HTTPFields) -> [String] { parseTags(in: headerFields).tags }
+
+    /// The tags of a response with these header fields, and the members of its `Surrogate-Key`
+    /// and `Cache-Tag` fields that are ignored: not a valid tag
+    /// (``PurgeTarget/isValidTag(_:)``), or past the 256th tag.
+    package static func parseTags(in headerFields: HTTPFields) -> (tags: [String], ignored: [String]) {
         var tags: [String] = []
+        var ignored: [String] = []
         for field in headerFields where field.name == .surrogateKey || field.name == .cacheTag {
             let byComma = field.name == .cacheTag
             for member in field.value.split(whereSeparator: { byComma ? $0 == "," : $0 == " " || $0 == "\t" }) {
                 let tag = String(member.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-                guard tags.count < 256, PurgeTarget.isValidTag(tag), !tags.contains(tag) else { continue }
+                guard !tags.contains(tag) else { continue }
+                guard tags.count < 256, PurgeTarget.isValidTag(tag) else {
+                    if !tag.isEmpty { ignored.append(tag) }
+                    continue
+                }
                 tags.append(tag)
             }
         }
-        return tags
+        return (tags, ignored)
     }
 
     /// Whether a soft purge at `now` changes this entry: it is not marked already, and it was

@@ -77,8 +77,7 @@ extension TieredCache {
     /// Removes the copies of `change`'s entries (or of every entry) from the stores in front of
     /// store `index`, then from memory; reports each memory copy dropped as `invalidated`.
     /// Lookups reading a store meanwhile, or until after the drop, do not promote what they
-    /// read (``remoteDrops``, counted at the start and again at the end, and
-    /// ``purgesRunning``).
+    /// read (``purgesRunning`` while it runs, ``remoteDrops`` counted at its end).
     func dropCopies(of change: RemoteChange, above index: Int) async {
         purgesRunning += 1
         defer {
@@ -90,11 +89,9 @@ extension TieredCache {
         }
         switch change {
         case .all:
-            for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
             for store in stores.prefix(index) { await reporting(store) { try await $0.removeAll() } }
             memory.removeAll()
         case .purge(let target):
-            for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
             for store in stores.prefix(index) {
                 await reporting(store) { _ = try await Self.purge(target, soft: false, now: self.now(), in: $0) }
             }
@@ -102,7 +99,6 @@ extension TieredCache {
                 observers.notify(.invalidated(key: key.description))
             }
         case .entry(let digest, let key):
-            remoteDrops[Self.dropBucket(digest)] &+= 1
             let keys = key.map { [$0] } ?? memory.keysByRecency.filter { $0.digest == digest }
             for key in keys {
                 for store in stores.prefix(index) { await reporting(store) { try await $0.removeEntry(for: key) } }

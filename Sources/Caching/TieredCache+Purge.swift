@@ -18,7 +18,9 @@ extension TieredCache {
     /// Returns the entries removed or marked in this cache's tiers. Throws `invalidRequest` when
     /// `url` is not an absolute `http` or `https` URL; throws the first store's failure (say,
     /// `cacheStoreFailed` for an unreachable shared store) after purging every other tier, so a
-    /// purge that did not reach the fleet can be tried again.
+    /// purge that did not reach the fleet can be tried again. The PostgreSQL store also keeps
+    /// such a purge, applies it to its own reads at once, and to the fleet as soon as its server
+    /// answers again: trying again is needed only when this process may end first.
     @discardableResult
     public func purge(url: String, soft: Bool = false) async throws(ServiceError) -> Int {
         guard let normalized = PurgeTarget.normalizedURL(url) else {
@@ -57,7 +59,6 @@ extension TieredCache {
         // A lookup that reads a store while the purge runs (or that began before it and ends
         // after it) copies nothing upwards: what it read may be what the purge removes.
         purgesRunning += 1
-        for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
         defer {
             purgesRunning -= 1
             for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }

@@ -20,7 +20,8 @@ internal import PostgresNIO
 ///
 /// When the listener connects again after losing its connection, it may have missed any of
 /// these: the caches holding the store then drop every copy in front of it (as for `all`), and
-/// read the shared tier again.
+/// read the shared tier again. The purges this instance could not announce meanwhile are
+/// applied then (``PendingPurges``).
 ///
 /// Anything else is ignored with a debug log (another version may say more), and so is what
 /// this store announced itself.
@@ -44,7 +45,8 @@ extension PostgresCacheStore: CacheLeaseNotifying {
         listener.withLock { task in
             guard task == nil else { return }
             let listening = Listening(
-                notifications: notifications, remoteChanges: remoteChanges, instance: instance, logger: logger)
+                notifications: notifications, remoteChanges: remoteChanges, instance: instance, logger: logger,
+                reconnected: { [weak self] in self?.applyWaitingPurgesInBackground() })
             task = Task { [client, channel = tables.channel] in
                 await Self.listen(client: client, channel: channel, listening)
             }
@@ -57,14 +59,18 @@ extension PostgresCacheStore: CacheLeaseNotifying {
         let remoteChanges: RemoteChanges
         let instance: String
         let logger: Logger?
+        /// Called when the listener connects again after losing its connection.
+        let reconnected: @Sendable () -> Void
 
         package init(
-            notifications: LeaseNotifications, remoteChanges: RemoteChanges, instance: String, logger: Logger? = nil
+            notifications: LeaseNotifications, remoteChanges: RemoteChanges, instance: String, logger: Logger? = nil,
+            reconnected: @escaping @Sendable () -> Void = {}
         ) {
             self.notifications = notifications
             self.remoteChanges = remoteChanges
             self.instance = instance
             self.logger = logger
+            self.reconnected = reconnected
         }
     }
 
@@ -83,6 +89,7 @@ extension PostgresCacheStore: CacheLeaseNotifying {
                             return before
                         }) {
                             listening.remoteChanges.notify(.all)
+                            listening.reconnected()
                         }
                         for try await notification in received {
                             Self.deliver(notification.payload, to: listening)
@@ -103,7 +110,7 @@ extension PostgresCacheStore: CacheLeaseNotifying {
 
     /// Whether `error` says the pool shut down (postgres-nio reports it as its pool module's
     /// `ConnectionPoolError.poolShutdown`, or as `PSQLError.poolClosed`).
-    private static func isShutDown(_ error: any Error) -> Bool {
+    static func isShutDown(_ error: any Error) -> Bool {
         if (error as? PSQLError)?.code == .poolClosed { return true }
         return String(reflecting: type(of: error)).hasSuffix("ConnectionPoolError") && "\(error)".contains("Shutdown")
     }

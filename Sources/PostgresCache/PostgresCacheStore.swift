@@ -71,6 +71,8 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
     package let remoteChanges = RemoteChanges()
     /// Names this store in its notifications, so that it ignores its own.
     let instance = UUID().uuidString
+    /// Purges the server missed, applied to reads at once and to the server when it answers.
+    package let pendingPurges = LockedValue(PendingPurges())
     /// The task that listens for notifications, from the first call.
     let listener = LockedValue<Task<Void, Never>?>(nil)
     /// Whether the store listens: ``Configuration/notifications`` is on, the schema's name is
@@ -138,7 +140,9 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
         do {
             let response = try row.response()
             // Intact, but another key with the same digest: a miss that leaves the row alone.
-            return row.key == key.rawValue ? response : nil
+            guard row.key == key.rawValue else { return nil }
+            // Purges the server missed count already (none, usually).
+            return pendingPurges.withLock { $0.waiting.isEmpty ? response : $0.applied(to: response, for: key) }
         } catch {
             // Corrupt: a miss, and the row goes (unless a writer has replaced it meanwhile).
             try await call("removing a corrupt row") { store in
@@ -280,6 +284,7 @@ public final class PostgresCacheStore: CacheLeasing, CacheEventSource, CacheCohe
                 return try await work(self)
             }
             lastFailure.withLock { $0 = nil }
+            applyWaitingPurgesInBackground()  // the server answers: the purges it missed
             return result
         } catch {
             let failure = Self.failure(error, operation: operation)

@@ -184,6 +184,146 @@ struct PostgresPurgeTests {
         }
     }
 
+    @Test(
+        "purges the server missed (killed) wait; with no call they reach it once it is back, the soft one at its time")
+    func purgesDuringAnOutage() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.timeout = .seconds(1)
+        try await withPostgresStore(configuration) { cluster, store in
+            try await store.prepare()
+            let cache = TieredCache(stores: [store])
+            await cache.store(Self.tagged("p7", "product-7"), for: Self.product, in: .all)
+            await cache.store(Self.tagged("s3", "shelf-3"), for: Self.shelf, in: .all)
+            await cache.store(Self.tagged("p8", "product-8"), for: Self.other, in: .all)
+            try await cluster.kill()
+            let error = await #expect(throws: ServiceError.self) { try await cache.purge(tag: "product-7") }
+            #expect(error?.message.hasSuffix("The purge is applied when the server answers again.") == true)
+            #expect(await cache.lookup(Self.product, in: .memory) == nil)  // the local tiers at once
+            let before = Date()
+            await #expect(throws: ServiceError.self) {
+                try await cache.purge(url: "https://api.example.com/shelves/3", soft: true)
+            }
+            let after = Date()
+            #expect(
+                store.pendingPurges.withLock { $0.waiting.map(\.target) } == [
+                    .tag("product-7"), .url("https://api.example.com/shelves/3"),
+                ])
+            try await cluster.restart()
+            #expect(await eventually { store.pendingPurges.withLock { $0.waiting.isEmpty } })
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries") == "2")
+            #expect(
+                try await cluster.psql("SELECT count(*) FROM courier_cache_entries WHERE 'product-7' = ANY(tags)")
+                    == "0")
+            let mark = try await cluster.psql(
+                "SELECT purged_at FROM courier_cache_entries WHERE cache_key = '\(Self.shelf.rawValue)'")
+            let marked = try #require(Double(mark))
+            #expect(marked >= before.timeIntervalSince1970 - 0.001 && marked <= after.timeIntervalSince1970 + 0.001)
+        }
+    }
+
+    @Test(
+        "reads apply the purges the server missed at once; the server gets them when replays may run; one it refuses is given up"
+    )
+    func readsApplyMissedPurges() async throws {
+        var configuration = PostgresCacheStore.Configuration.testing
+        configuration.timeout = .seconds(1)
+        configuration.notifications = false
+        try await withPostgresStore(configuration) { cluster, store in
+            try await store.prepare()
+            store.pendingPurges.withLock { $0.holdsReplays = true }
+            try await store.store(Self.tagged("p7", "product-7"), for: Self.product)
+            try await store.store(Self.tagged("s3", "shelf-3"), for: Self.shelf)
+            try await store.store(Self.tagged("p8", "product-8"), for: Self.other)
+            try await cluster.kill()
+            let before = Date()
+            for (target, soft) in [
+                (PurgeTarget.url("https://api.example.com/products/7"), false), (.tag("shelf-3"), true),
+                (.tag("product-8"), false),
+            ] {
+                await #expect(throws: ServiceError.self) { try await store.purge(target, soft: soft, now: before) }
+            }
+            try await cluster.restart()
+            // The first reads may fail (the pause after a failure, a pool still connecting).
+            var shelf: CachedResponse?
+            let restarted = ContinuousClock.now
+            while shelf == nil, ContinuousClock.now - restarted < .seconds(30) {
+                shelf = try? await store.entry(for: Self.shelf)
+                if shelf == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(shelf?.purgedAt == before)
+            #expect(try await store.entry(for: Self.product) == nil)
+            #expect(try await store.entry(for: Self.other) == nil)
+            #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_entries WHERE purged_at IS NULL") == "3")
+
+            // The server refuses to delete product 8's row (as a permission might).
+            _ = try await cluster.psql(
+                """
+                CREATE FUNCTION refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF OLD.cache_key LIKE '%products/8' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+                    RETURN OLD;
+                END $$;
+                CREATE TRIGGER refuse_delete BEFORE DELETE ON courier_cache_entries
+                    FOR EACH ROW EXECUTE FUNCTION refuse_delete()
+                """)
+            store.pendingPurges.withLock { $0.holdsReplays = false }
+            _ = try await store.entry(for: Self.shelf)  // a call that succeeds starts the replay
+            #expect(await eventually { store.pendingPurges.withLock { $0.waiting.isEmpty } })
+            #expect(
+                try await cluster.psql("SELECT count(*) FROM courier_cache_entries WHERE cache_key LIKE '%products/7'")
+                    == "0")
+            #expect(
+                try await cluster.psql("SELECT count(*) FROM courier_cache_entries WHERE purged_at IS NOT NULL") == "1")
+            // Given up: the row stays, and reads return it again.
+            #expect(try await store.entry(for: Self.other)?.body == Data("p8".utf8))
+
+            // A purge the server refuses at once does not wait.
+            let refused = await #expect(throws: ServiceError.self) {
+                try await store.purge(.tag("product-8"), soft: false, now: Date())
+            }
+            #expect(refused?.message.contains("applied when the server answers") == false)
+            #expect(store.pendingPurges.withLock { $0.waiting.isEmpty })
+        }
+    }
+
+    @Test("purges waiting for the server: one per target at its latest time, hard over soft, at most 1,024")
+    func pendingPurges() {
+        let start = Date(timeIntervalSince1970: 1_764_000_000)
+        var pending = PendingPurges()
+        let a = PurgeTarget.tag("a")
+        let b = PurgeTarget.url("https://api.example.com/b")
+        #expect(pending.add(.init(a, soft: true, now: start)) == nil)
+        #expect(pending.add(.init(b, soft: true, now: start)) == nil)
+        #expect(pending.add(.init(a, soft: true, now: start + 1)) == nil)
+        #expect(pending.waiting == [.init(b, soft: true, now: start), .init(a, soft: true, now: start + 1)])
+        #expect(pending.add(.init(b, soft: false, now: start + 2)) == nil)
+        #expect(pending.add(.init(b, soft: true, now: start + 3)) == nil)  // nothing to add to the hard one
+        #expect(pending.waiting == [.init(a, soft: true, now: start + 1), .init(b, soft: false, now: start + 2)])
+        pending.remove(.init(a, soft: true, now: start))  // replaced meanwhile: stays
+        #expect(pending.waiting.count == 2)
+        pending.remove(.init(a, soft: true, now: start + 1))
+        #expect(pending.waiting == [.init(b, soft: false, now: start + 2)])
+        for index in 1..<PendingPurges.limit {
+            #expect(pending.add(.init(.tag("t\(index)"), soft: false, now: start)) == nil)
+        }
+        // Reads meanwhile: a hard purge hides the entry, a soft one marks it (once, at its time).
+        let response = Self.tagged("p7", "product-7 catalog")
+        #expect(pending.applied(to: response, for: Self.product) == response)
+        #expect(pending.applied(to: response, for: CacheKey("GET https://api.example.com/b")) == nil)
+        var soft = PendingPurges()
+        _ = soft.add(.init(.tag("catalog"), soft: true, now: start + 10))  // after the response's request
+        #expect(soft.applied(to: response, for: Self.product)?.purgedAt == start + 10)
+        _ = soft.add(.init(.url("https://api.example.com/products/7"), soft: false, now: start))
+        #expect(soft.applied(to: response, for: Self.product) == nil)
+        let untagged = Self.tagged("p8", "product-8")
+        #expect(soft.applied(to: untagged, for: Self.other) == untagged)
+
+        let dropped = pending.add(.init(.tag("last"), soft: false, now: start))
+        #expect(dropped == .init(b, soft: false, now: start + 2))
+        #expect(pending.waiting.count == PendingPurges.limit)
+        #expect(pending.waiting.last?.target == .tag("last"))
+    }
+
     @Test("malformed purge notifications are ignored; an instance ignores its own")
     func malformedNotifications() {
         let changes = RemoteChanges()

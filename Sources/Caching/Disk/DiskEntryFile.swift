@@ -95,13 +95,47 @@ enum DiskEntryFile {
     static func decode(_ file: UnsafeRawBufferPointer, key: CacheKey) throws(Defect) -> CachedResponse? {
         let prefix = try prefix(file)
         guard file.count == prefix.fileLength else { throw .lengthMismatch }
-        let metadata = UnsafeRawBufferPointer(rebasing: file[prefixLength..<(prefixLength + prefix.metadataLength)])
         let body = UnsafeRawBufferPointer(rebasing: file[(prefixLength + prefix.metadataLength)...])
-        guard crc(metadata) == prefix.metadataCRC, crc(body) == prefix.bodyCRC else { throw .checksumMismatch }
-        var reader = ByteReader(metadata, at: 0)
-        guard try reader.string32() == key.rawValue else { return nil }
-        let code = Int(try reader.u16())
-        guard (0...999).contains(code) else { throw .malformedMetadata }  // HTTPResponse.Status traps past 999
+        guard crc(body) == prefix.bodyCRC else { throw .checksumMismatch }
+        let metadata = try metadata(file, prefix)
+        guard metadata.key == key.rawValue else { return nil }
+        var response = CachedResponse(
+            status: HTTPResponse.Status(code: metadata.status), headerFields: metadata.fields, body: Data(body),
+            requestTime: metadata.requestTime, responseTime: metadata.responseTime, expiresAt: metadata.expiry,
+            variant: metadata.variant)
+        response.purgedAt = metadata.purgedAt
+        return response
+    }
+
+    /// Reads the key and the header fields from a file's prefix and whole metadata, for a purge
+    /// that names entries by URL or tag.
+    static func identity(_ head: UnsafeRawBufferPointer) throws(Defect) -> (key: String, fields: HTTPFields) {
+        let metadata = try metadata(head, try prefix(head))
+        return (metadata.key, metadata.fields)
+    }
+
+    /// What a file says of its entry besides the body.
+    struct Metadata {
+        var key: String
+        var status: Int
+        var requestTime: Date
+        var responseTime: Date
+        var expiry: Date?
+        var variant: String?
+        var fields: HTTPFields
+        var purgedAt: Date?
+    }
+
+    /// Reads the metadata that follows `prefix` in `head` (the body may follow or not), checked
+    /// against its checksum.
+    static func metadata(_ head: UnsafeRawBufferPointer, _ prefix: Prefix) throws(Defect) -> Metadata {
+        guard head.count >= prefixLength + prefix.metadataLength else { throw .tooShort }
+        let bytes = UnsafeRawBufferPointer(rebasing: head[prefixLength..<(prefixLength + prefix.metadataLength)])
+        guard crc(bytes) == prefix.metadataCRC else { throw .checksumMismatch }
+        var reader = ByteReader(bytes, at: 0)
+        let key = try reader.string32()
+        let status = Int(try reader.u16())
+        guard (0...999).contains(status) else { throw .malformedMetadata }  // HTTPResponse.Status traps past 999
         let requestTime = Date(timeIntervalSince1970: try reader.double())
         let responseTime = Date(timeIntervalSince1970: try reader.double())
         let hasExpiry = try reader.u8() == 1
@@ -125,38 +159,10 @@ enum DiskEntryFile {
             purgedAt = Date(timeIntervalSince1970: seconds)
         }
         guard reader.isAtEnd else { throw .malformedMetadata }
-        var response = CachedResponse(
-            status: HTTPResponse.Status(code: code), headerFields: fields, body: Data(body), requestTime: requestTime,
-            responseTime: responseTime, expiresAt: hasExpiry ? Date(timeIntervalSince1970: expiry) : nil,
-            variant: variant)
-        response.purgedAt = purgedAt
-        return response
-    }
-
-    /// Reads the key and the header fields from a file's prefix and whole metadata (checked
-    /// against its checksum), for a purge that names entries by URL or tag.
-    static func identity(_ head: UnsafeRawBufferPointer) throws(Defect) -> (key: String, fields: HTTPFields) {
-        let prefix = try prefix(head)
-        guard head.count >= prefixLength + prefix.metadataLength else { throw .tooShort }
-        let metadata = UnsafeRawBufferPointer(rebasing: head[prefixLength..<(prefixLength + prefix.metadataLength)])
-        guard crc(metadata) == prefix.metadataCRC else { throw .checksumMismatch }
-        var reader = ByteReader(metadata, at: 0)
-        let key = try reader.string32()
-        _ = try reader.u16()
-        _ = try reader.double()
-        _ = try reader.double()
-        _ = try reader.u8()
-        _ = try reader.double()
-        _ = try reader.bytes(Int(try reader.u8()))
-        let fieldCount = Int(try reader.u32())
-        var fields = HTTPFields()
-        for _ in 0..<fieldCount {
-            let name = try reader.string16()
-            let value = try reader.string32()
-            guard let fieldName = HTTPField.Name(name) else { throw .malformedMetadata }
-            fields.append(HTTPField(name: fieldName, value: value))
-        }
-        return (key, fields)
+        return Metadata(
+            key: key, status: status, requestTime: requestTime, responseTime: responseTime,
+            expiry: hasExpiry ? Date(timeIntervalSince1970: expiry) : nil, variant: variant, fields: fields,
+            purgedAt: purgedAt)
     }
 
     /// Reads only the expiry from a file's metadata (for `removeExpired` on entries not yet read).
