@@ -29,8 +29,18 @@ package enum HTTPCacheRules {
     }
 
     /// Whether a private cache following HTTP stores it (section 3): ``mayStore(request:response:)``
-    /// plus explicit freshness, a validator, `public`/`private`, or a heuristically cacheable status.
+    /// plus explicit freshness, a validator, `public`/`private`, or a heuristically cacheable
+    /// status. A 206 is stored as a part of its representation (section 3.3) when it has one
+    /// strong `ETag` and one `Content-Range` with a known length (``storedPart(_:)``).
     package static func isStorable(request: HTTPRequest, response: HTTPResponse) -> Bool {
+        var response = response
+        if response.status == .partialContent {
+            let ranges = response.headerFields[values: .contentRange]
+            guard strongETag(response.headerFields) != nil, ranges.count == 1, contentRange(ranges[0]) != nil else {
+                return false
+            }
+            response.status = .ok
+        }
         guard mayStore(request: request, response: response) else { return false }
         let fields = response.headerFields
         let control = CacheControl(fields)

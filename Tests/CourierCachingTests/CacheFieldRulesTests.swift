@@ -92,6 +92,52 @@ struct CacheFieldRulesTests {
         #expect(part?.headerFields[.contentRange] == "bytes 2-4/10")
     }
 
+    @Test("a 206 is kept as a part with one strong ETag and one Content-Range of known length; parts combine")
+    func storedParts() throws {
+        func part(_ range: String, _ body: String, eTag: String = "\"v1\"") -> CachedResponse {
+            var response = entry([("ETag", eTag), ("Content-Range", range)], body: body)
+            response.status = .partialContent
+            return response
+        }
+        let first = part("bytes 0-3/10", "0123")
+        #expect(HTTPCacheRules.storedPart(first)?.range == .init(first: 0, last: 3))
+        #expect(HTTPCacheRules.storedPart(first)?.length == 10)
+        for refused in [
+            part("bytes 0-3/10", "0123", eTag: "W/\"v1\""), part("bytes 0-3/*", "0123"), part("bytes 0-3/10", "012"),
+            part("bytes 3-0/10", "0123"), part("bytes 0-10/10", "0123"), part("items 0-3/10", "0123"),
+            entry([("ETag", "\"v1\"")], body: "0123"),
+        ] {
+            #expect(HTTPCacheRules.storedPart(refused) == nil)
+            #expect(HTTPCacheRules.combined(refused, with: first) == nil)
+        }
+        var twoRanges = part("bytes 0-3/10", "0123")
+        twoRanges.headerFields.append(HTTPField(name: .contentRange, value: "bytes 4-7/10"))
+        #expect(HTTPCacheRules.storedPart(twoRanges) == nil)
+
+        // The part answers the ranges it holds, nothing else.
+        #expect(HTTPCacheRules.partial(first, range: "bytes=1-2")?.body == Data("12".utf8))
+        #expect(HTTPCacheRules.partial(first, range: "bytes=1-2")?.headerFields[.contentRange] == "bytes 1-2/10")
+        #expect(HTTPCacheRules.partial(first, range: "bytes=2-5") == nil)
+        #expect(HTTPCacheRules.partial(part("bytes 6-9/10", "6789"), range: "bytes=-3")?.body == Data("789".utf8))
+
+        // Touching or overlapping parts of one version combine; the whole is a 200.
+        let middle = try #require(HTTPCacheRules.combined(part("bytes 4-6/10", "456"), with: first))
+        #expect(middle.status == .partialContent && middle.body == Data("0123456".utf8))
+        #expect(middle.headerFields[.contentRange] == "bytes 0-6/10")
+        let whole = try #require(HTTPCacheRules.combined(part("bytes 5-9/10", "56789"), with: middle))
+        #expect(whole.status == .ok && whole.body == Data("0123456789".utf8))
+        #expect(whole.headerFields[.contentRange] == nil && whole.headerFields[.contentLength] == "10")
+        // A gap, another version or another length: the new part alone.
+        for (other, stored) in [
+            (part("bytes 6-9/10", "6789"), first), (part("bytes 4-6/10", "456", eTag: "\"v2\""), first),
+            (part("bytes 4-6/11", "456"), first),
+        ] {
+            #expect(HTTPCacheRules.combined(other, with: stored) == other)
+        }
+        // The whole stored already: nothing to store.
+        #expect(HTTPCacheRules.combined(first, with: entry([("ETag", "\"v1\"")])) == nil)
+    }
+
     @Test("a HEAD's 200 updates the stored GET only when its validators and length agree")
     func head() {
         let stored = entry([("ETag", "\"a\""), ("Cache-Control", "max-age=0")])

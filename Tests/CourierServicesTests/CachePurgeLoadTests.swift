@@ -2,6 +2,7 @@ import CourierCore
 import CourierServices
 import CourierTestServer
 import Foundation
+import Logging
 import Testing
 
 /// Purges of what loads stored, against the loopback server.
@@ -46,6 +47,31 @@ struct CachePurgeLoadTests {
             #expect(try await cache.purge(url: "\(resource.endpoint)") == 1)
             let after = try await resource.loadResponse(using: coordinator)
             #expect(after.source == .network && after.value.served == 2)
+        }
+    }
+
+    @Test("malformed tags are ignored with a debug log naming them; the valid ones still purge")
+    func malformedTagsAreLogged() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let records = CapturingLogHandler.Store()
+            var logger = Logger(label: "test") { _ in CapturingLogHandler(store: records) }
+            logger.logLevel = .debug
+            let long = String(repeating: "x", count: 1_025)
+            let resource = CachedResource(
+                baseURL: server.baseURL, key: "tags", query: ["cc": "max-age=600", "sk": "good \(long) good"])
+            _ = try await resource.load(using: coordinator, logger: logger)
+            let logged = records.all.filter { $0.message.hasPrefix("purge tags ignored") }
+            #expect(logged.count == 1)
+            #expect(logged.first?.level == .debug)
+            #expect(logged.first?.metadata["courier.cache.tags"] == "[\"\(long.prefix(64))\"]")
+            let cache = try #require(coordinator.configuration.cache)
+            #expect(try await cache.purge(tag: "good") == 1)
+
+            // A response whose tags are all valid logs nothing.
+            let clean = CachedResource(
+                baseURL: server.baseURL, key: "clean", query: ["cc": "max-age=600", "sk": "good"])
+            _ = try await clean.load(using: coordinator, logger: logger)
+            #expect(records.all.filter { $0.message.hasPrefix("purge tags ignored") }.count == 1)
         }
     }
 

@@ -1,6 +1,7 @@
 import CourierServices
 import CourierTestServer
 import Foundation
+import HTTPTypes
 import Testing
 
 @Suite("Range requests and HEAD through the cache (RFC 9111, sections 3.3, 4.3.2 and 4.3.5)")
@@ -36,7 +37,7 @@ struct CacheRangeAndHeadTests {
         }
     }
 
-    @Test("a 206 from the network is passed on, never stored nor served as the full response")
+    @Test("a 206 without a strong ETag is passed on, never stored nor served as the full response")
     func partialFromNetwork() async throws {
         try await withCachingCoordinator { server, coordinator, _ in
             let resource = RawCachedResource(
@@ -48,6 +49,70 @@ struct CacheRangeAndHeadTests {
             let full = try await resource.loadResponse(using: coordinator)
             #expect(full.source == .network && full.response.status.code == 200 && full.value.count > 5)
             #expect(try await resource.loadResponse(using: coordinator).source == .memory)
+        }
+    }
+
+    @Test("a 206 with a strong ETag is stored as a part: it answers the ranges it holds, and parts combine")
+    func partsAreStoredAndCombined() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "parts",
+                query: ["cc": "max-age=600", "etag": "1", "range": "1", "stable": "1"])
+            func load(_ range: String?, method: HTTPRequest.Method = .get) async throws -> Loaded<Data> {
+                var ranged = resource
+                ranged.headers[.range] = range
+                ranged.method = method
+                return try await ranged.loadResponse(using: coordinator)
+            }
+            let head = try await load("bytes=0-9")
+            #expect(head.source == .network && head.response.status.code == 206 && head.value.count == 10)
+            let total = try #require(
+                head.response.headerFields[.contentRange]?.split(separator: "/").last.flatMap { Int($0) })
+            let inner = try await load("bytes=2-5")
+            #expect(inner.source == .memory && inner.response.status.code == 206)
+            #expect(inner.value == Data(head.value.dropFirst(2).prefix(4)))
+            #expect(inner.response.headerFields[.contentRange] == "bytes 2-5/\(total)")
+            // Neither a plain HEAD nor a range the part does not hold is answered from it.
+            #expect(try await load(nil, method: .head).source == .network)
+            let tail = try await load("bytes=8-")
+            #expect(tail.source == .network && tail.value.count == total - 8)
+            #expect(server.cacheCounts("parts").requests == 3)
+            // The two parts overlap: together they are the whole, a 200 from memory.
+            let whole = try await load(nil)
+            #expect(whole.source == .memory && whole.response.status.code == 200)
+            #expect(whole.value == Data(head.value.prefix(8)) + tail.value)
+            #expect(whole.response.headerFields[.contentRange] == nil)
+            #expect(server.cacheCounts("parts").requests == 3)
+        }
+    }
+
+    @Test("a part of another version replaces the stored part; a plain load never gets a part")
+    func partsOfAnotherVersion() async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            func load(_ key: String, _ range: String?) async throws -> Loaded<Data> {
+                var resource = RawCachedResource(
+                    baseURL: server.baseURL, key: key,
+                    query: ["cc": "max-age=600", "etag": "1", "range": "1", "stable": "1"])
+                resource.headers[.range] = range
+                return try await resource.loadResponse(using: coordinator)
+            }
+            _ = try await load("plain", "bytes=0-9")
+            let plain = try await load("plain", nil)
+            #expect(plain.source == .network && plain.response.status.code == 200)
+            #expect(try await load("plain", "bytes=20-").source == .memory)  // from the stored 200
+
+            _ = try await load("versions", "bytes=0-9")
+            server.setCacheVersion("versions", 2)
+            let newer = try await load("versions", "bytes=5-")
+            #expect(newer.source == .network && newer.response.headerFields[.eTag] == "\"v2\"")
+            // 0-4 of version 1 is gone (not combined with another ETag): 0-9 goes out, and its
+            // part of version 2 completes the other.
+            #expect(try await load("versions", "bytes=0-9").source == .network)
+            let whole = try await load("versions", nil)
+            #expect(whole.source == .memory && whole.response.status.code == 200)
+            let text = String(decoding: whole.value, as: UTF8.self)
+            #expect(text.hasPrefix("{") && text.hasSuffix("}") && text.contains(#""version":2,"#))
+            #expect(server.cacheCounts("versions").requests == 3)
         }
     }
 

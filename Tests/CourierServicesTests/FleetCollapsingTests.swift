@@ -120,6 +120,26 @@ struct FleetCollapsingTests {
                 == 1)
     }
 
+    @Test("a part in the shared tier (a 206) never answers a plain load, nor ends a fleet wait")
+    func partsNeverAnswerPlainLoads() async throws {
+        let store = LeasingTestStore()
+        try await withFleet(store: store) { server, fleet in
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "fleet-part", query: ["cc": "max-age=600", "etag": "1"],
+                cachePolicy: .http().collapsingAcrossFleet(wait: .seconds(5), lease: .seconds(30)))
+            // What another writer (or another version) might have left there.
+            let now = Date()
+            let part = CachedResponse(
+                status: .partialContent,
+                headerFields: [.eTag: "\"v1\"", .contentRange: "bytes 0-3/100", .cacheControl: "max-age=600"],
+                body: Data("abcd".utf8), requestTime: now, responseTime: now)
+            try await store.store(part, for: CacheKey("GET \(resource.endpoint)"))
+            let loaded = try await resource.loadResponse(using: fleet[0])
+            #expect(loaded.source == .network && loaded.response.status.code == 200 && loaded.value.count > 4)
+            #expect(server.cacheCounts("fleet-part").requests == 1)
+        }
+    }
+
     @Test("a holder that stores nothing within the wait: the waiter fetches itself (injected clock)")
     func waitRunsOut() async throws {
         let clock = ImmediateTestClock()

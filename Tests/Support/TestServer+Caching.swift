@@ -17,7 +17,8 @@ import NIOHTTP1
 /// - `sk`: the `Surrogate-Key` value (tags a purge names).
 /// - `age2`: a second `Age` line; `hop=1`: `Connection: X-Hop` and `X-Hop: yes`; `loc`,
 ///   `cloc`: `Location` and `Content-Location`, as given.
-/// - `range=1`: a `Range: bytes=a-b` (or `a-`) gets a 206 with `Content-Range`.
+/// - `range=1`: a `Range: bytes=a-b` (or `a-`) gets a 206 with `Content-Range`; `stable=1`
+///   leaves `served` out of the body, so that parts of one version fit together.
 /// - `delayMs`: a 200 goes out after that many milliseconds.
 /// - A `HEAD` gets the `GET`'s head with its `Content-Length` and no body.
 /// - The body is `{"key": key, "version": v, "served": n, "lang": Accept-Language}`.
@@ -101,8 +102,8 @@ extension TestServer {
             return true
         }
         let language = request.head.headers.first(name: "Accept-Language") ?? ""
-        let body = Array(
-            #"{"key":"\#(key)","version":\#(state.version),"served":\#(state.requests),"lang":"\#(language)"}"#.utf8)
+        let served = request.query("stable") == "1" ? "" : #","served":\#(state.requests)"#
+        let body = Array(#"{"key":"\#(key)","version":\#(state.version)\#(served),"lang":"\#(language)"}"#.utf8)
         if request.head.method == .HEAD {
             out.send(200, headers: headers, body: [], contentLength: body.count)
         } else if request.query("range") == "1", let range = request.head.headers.first(name: "Range"),

@@ -37,7 +37,12 @@ extension RequestCoordinator {
                 events.emit(plan.id, .cache(.revalidated(key: label, notModified: true)))
                 await store(
                     merged, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
-                let answer = lookup.range.flatMap { HTTPCacheRules.partial(merged, range: $0) } ?? merged
+                // A part the 304 changed (another ETag) no longer says what it holds: the range
+                // comes from the part as it was.
+                let answer =
+                    lookup.range.flatMap {
+                        HTTPCacheRules.partial(merged, range: $0) ?? HTTPCacheRules.partial(stored, range: $0)
+                    } ?? merged
                 var execution = Execution.cached(
                     answer, source: .revalidated, now: responseTime, metrics: network.response.metrics)
                 execution.wasCoalesced = network.wasCoalesced
@@ -64,7 +69,8 @@ extension RequestCoordinator {
             default:
                 throw error
             }
-            return try await serveAfterError(fallback, error: error, key: lookup.key, plan: plan, finish: finish)
+            return try await serveAfterError(
+                fallback, error: error, key: lookup.key, range: lookup.range, plan: plan, finish: finish)
         }
     }
 

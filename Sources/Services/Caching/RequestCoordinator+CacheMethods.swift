@@ -21,7 +21,11 @@ extension RequestCoordinator {
         let key = CacheKey(request: get, credentialHeaders: configuration.credentialHeaders)
         let requestTime = configuration.now()
         var stored = HTTPCacheRules.isConditional(request) ? nil : await cache.lookup(key, in: policy.tiers)
-        if let found = stored, !HTTPCacheRules.matchesVariant(found.response, request: get) { stored = nil }
+        if let found = stored,
+            found.response.status == .partialContent || !HTTPCacheRules.matchesVariant(found.response, request: get)
+        {
+            stored = nil
+        }
         if let found = stored,
             let serve = storedAnswer(
                 found.response, policy: policy, request: get, now: requestTime, shared: found.tier == .shared),

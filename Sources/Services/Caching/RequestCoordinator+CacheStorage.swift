@@ -23,8 +23,10 @@ extension RequestCoordinator {
         }
     }
 
+    /// Serves the stored response after the network failed (the part a `Range` asks for, when
+    /// it holds it), saying so in ``Loaded/networkError``.
     nonisolated func serveAfterError<T: Sendable>(
-        _ fallback: TieredCache.Hit, error: ServiceError, key: CacheKey, plan: LoadPlan,
+        _ fallback: TieredCache.Hit, error: ServiceError, key: CacheKey, range: String? = nil, plan: LoadPlan,
         finish: @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution) {
         events.emit(plan.id, .cache(.servedAfterError(fallback.tier, key: key.description)))
@@ -32,9 +34,10 @@ extension RequestCoordinator {
             "network failed; serving the cached response", metadata: ["courier.error.code": "\(error.code)"])
         let now = configuration.now()
         let stale = !HTTPCacheRules.freshness(of: fallback.response, now: now, shared: fallback.tier == .shared).isFresh
+        let unvalidated = HTTPCacheRules.unvalidated(fallback.response)
         let execution = Execution.cached(
-            HTTPCacheRules.unvalidated(fallback.response), source: ResponseSource(fallback.tier), now: now,
-            isStale: stale, networkError: error)
+            range.flatMap { HTTPCacheRules.partial(unvalidated, range: $0) } ?? unvalidated,
+            source: ResponseSource(fallback.tier), now: now, isStale: stale, networkError: error)
         return (try await finish(execution), execution)
     }
 
@@ -58,7 +61,8 @@ extension RequestCoordinator {
         return entry
     }
 
-    /// Stores `entry`, the response to `request`, in `tiers`; under `CachePolicy.http`, a tier
+    /// Stores `entry`, the response to `request`, in `tiers` (a 206 combined with the part stored
+    /// before it, ``HTTPCacheRules/combined(_:with:)``); under `CachePolicy.http`, a tier
     /// the fleet shares only when a shared cache may keep it (``HTTPCacheRules/sharedMayStore``:
     /// never `private`, and an answer to `Authorization` only when it allows it). Policies that
     /// choose their own freshness (`cacheElseNetwork`, `networkElseCache`) store where they say.
@@ -73,7 +77,30 @@ extension RequestCoordinator {
             tiers.remove(.shared)
             plan.logger?.trace("not stored in the shared tier: the response is for one user")
         }
+        var entry = entry
+        if entry.status == .partialContent {
+            // A part stays in this instance's tiers (combining is not atomic across a fleet),
+            // and joins the stored part of the same representation (RFC 9111, section 3.4),
+            // unless a tier holds the whole already.
+            tiers.remove(.shared)
+            var largest: CachedResponse?
+            for tier in [CachePolicy.Tiers.memory, .disk] where tiers.contains(tier) {
+                let stored = await cache.lookup(key, in: tier)?.response
+                guard let joined = HTTPCacheRules.combined(entry, with: stored) else { return }
+                if joined.body.count > largest?.body.count ?? -1 { largest = joined }
+            }
+            guard let largest else { return }
+            entry = largest
+        }
         guard !tiers.isEmpty else { return }
+        if let logger = plan.logger, logger.logLevel <= .debug {
+            let ignored = CachedResponse.parseTags(in: entry.headerFields).ignored
+            if !ignored.isEmpty {
+                logger.debug(
+                    "purge tags ignored: not 1 to 1,024 visible ASCII characters other than a comma, or past the 256th",
+                    metadata: ["courier.cache.tags": "\(ignored.prefix(4).map { $0.prefix(64) })"])
+            }
+        }
         let kept = await cache.store(entry, for: key, in: tiers)
         for tier in [CacheTier.memory, .disk, .shared] where kept.contains(tier.policyTiers) {
             events.emit(plan.id, .cache(.stored(tier, key: key.description, bytes: entry.cost)))
@@ -115,7 +142,7 @@ extension RequestCoordinator {
                     answered =
                         (try? await coordinator.run(refresh, intent: CacheIntent<T>.refresh, finish: finish)) != nil
                 }
-                await coordinator.releaseRefreshLease(lease, from: leasing, answered: answered, plan: refresh)
+                await coordinator.giveBack(lease, to: leasing, answered: answered, plan: refresh)
             }
             coordinator.refreshing.withLock { _ = $0.remove(key) }
         }

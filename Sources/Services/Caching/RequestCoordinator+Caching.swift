@@ -23,7 +23,7 @@ extension RequestCoordinator {
     /// 3. Look up the key in the policy's tiers, unless the caller sent conditions of its own
     ///    (or, under `http`, `Cache-Control: no-store`), and serve, serve stale while
     ///    refreshing, or revalidate, as the policy, RFC 9111 and the request's `Cache-Control`
-    ///    say; a `Range` is answered with a part of a stored 200.
+    ///    say; a `Range` is answered with a part of a stored 200, or of a stored 206 that holds it.
     ///    A `Vary` mismatch revalidates the stored variant by its `ETag` (under `http`).
     /// 4. Send (conditionally when revalidating); a 304 freshens the entry and serves its body.
     /// 5. Store what was decoded successfully (or rejected, as ``Resource/cacheableStatus``
@@ -52,7 +52,10 @@ extension RequestCoordinator {
             HTTPCacheRules.isConditional(request)
             || (policy.mode == .http && CacheControl(request.headerFields).noStore)
         var hit = bypassed ? nil : await cache.lookup(key, in: policy.tiers)
-        if let found = hit, found.response.status == .notModified || found.response.status == .partialContent {
+        if let found = hit,
+            found.response.status == .notModified
+                || (found.response.status == .partialContent && HTTPCacheRules.storedPart(found.response) == nil)
+        {
             // Never the resource itself (a store written by an older version may hold one).
             await cache.removeEntry(for: key)
             events.emit(plan.id, .cache(.invalidated(key: label)))
@@ -60,7 +63,14 @@ extension RequestCoordinator {
         }
         var otherVariant: CachedResponse?
         if let found = hit, !HTTPCacheRules.matchesVariant(found.response, request: request) {
-            if policy.mode == .http { otherVariant = found.response }
+            if policy.mode == .http, found.response.status != .partialContent { otherVariant = found.response }
+            hit = nil
+        }
+        // A stored part answers only a range it holds; else the request goes out (and a part it
+        // gets back is combined with the stored one when it is stored).
+        if let found = hit, found.response.status == .partialContent,
+            range.flatMap({ HTTPCacheRules.partial(found.response, range: $0) }) == nil
+        {
             hit = nil
         }
         if hit == nil { events.emit(plan.id, .cache(.miss(key: label))) }

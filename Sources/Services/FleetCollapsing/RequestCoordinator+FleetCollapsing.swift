@@ -83,7 +83,7 @@ extension RequestCoordinator {
         while true {
             let callsStarted = ContinuousClock.now
             do {
-                if waited > .zero, try await leasing.entry(for: key) != nil {
+                if waited > .zero, try await leasing.entry(for: key)?.isWhole == true {
                     reportFleet(.leaseWaited(key: key.description), plan: plan)
                     return .found
                 }
@@ -92,7 +92,7 @@ extension RequestCoordinator {
                     // Another holder may have stored the entry and left since this load looked:
                     // before its first poll, or between its last poll and this lease (a race the
                     // PostgreSQL fleet tests hit: two origin requests instead of one).
-                    if try await leasing.entry(for: key) != nil {
+                    if try await leasing.entry(for: key)?.isWhole == true {
                         await release(lease, from: leasing, answered: true, plan: plan)
                         if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
                         return .found
@@ -153,7 +153,7 @@ extension RequestCoordinator {
     ) async throws -> (T, Execution)? {
         let policy = plan.cachePolicy
         let now = configuration.now()
-        guard let found = await cache.lookup(key, in: policy.tiers),
+        guard let found = await cache.lookup(key, in: policy.tiers), found.response.isWhole,
             HTTPCacheRules.matchesVariant(found.response, request: request),
             let serve = storedAnswer(
                 found.response, policy: policy, request: request, now: now, shared: found.tier == .shared)
@@ -169,13 +169,21 @@ extension RequestCoordinator {
         return (value, execution)
     }
 
-    /// Gives `lease` back, saying whether the holder got an answer (to a store that notifies),
-    /// in a task of its own so that a cancelled load still does; a failure is reported and
-    /// otherwise ignored (the lease expires).
+    /// Lets the next load of the lease's key through the fleet gate, and gives the lease back.
     private nonisolated func release(
         _ lease: CacheLease, from leasing: any CacheLeasing, answered: Bool, plan: LoadPlan
     ) async {
         fleetGate.left(lease.key)
+        await giveBack(lease, to: leasing, answered: answered, plan: plan)
+    }
+
+    /// Gives `lease` back to `leasing` (saying whether its holder got an answer, when the store
+    /// can tell its waiters), in a task of its own so that a cancelled caller still does; a
+    /// failure is reported and otherwise ignored (the lease expires). A background refresh's
+    /// lease is given back here directly: it never passed the fleet gate.
+    nonisolated func giveBack(
+        _ lease: CacheLease, to leasing: any CacheLeasing, answered: Bool, plan: LoadPlan
+    ) async {
         let outcome = await Task {
             if let notifying = leasing as? any CacheLeaseNotifying {
                 try await notifying.releaseLease(lease, answered: answered)
@@ -219,7 +227,7 @@ extension RequestCoordinator {
     nonisolated func adoptFreshSharedEntry(_ plan: LoadPlan, key: CacheKey) async -> Bool {
         let policy = plan.cachePolicy
         guard let cache = configuration.cache, policy.tiers.contains(.shared),
-            let hit = await cache.lookup(key, in: .shared), hit.tier == .shared,
+            let hit = await cache.lookup(key, in: .shared), hit.tier == .shared, hit.response.isWhole,
             HTTPCacheRules.matchesVariant(hit.response, request: plan.request),
             let answer = storedAnswer(
                 hit.response, policy: policy, request: plan.request, now: configuration.now(), shared: true),
@@ -227,21 +235,6 @@ extension RequestCoordinator {
         else { return false }
         await cache.store(hit.response, for: key, in: policy.tiers.subtracting(.shared))
         return true
-    }
-
-    /// Gives back a background refresh's lease, saying whether the refresh got an answer.
-    nonisolated func releaseRefreshLease(
-        _ lease: CacheLease, from leasing: any CacheLeasing, answered: Bool, plan: LoadPlan
-    ) async {
-        do {
-            if let notifying = leasing as? any CacheLeaseNotifying {
-                try await notifying.releaseLease(lease, answered: answered)
-            } else {
-                try await leasing.releaseLease(lease)
-            }
-        } catch {
-            reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan)
-        }
     }
 
     private nonisolated func reportFleet(_ event: CacheEvent, plan: LoadPlan) {
@@ -265,4 +258,10 @@ extension CacheIntent {
         if case .load = self { return true }
         return false
     }
+}
+
+extension CachedResponse {
+    /// Whether this is a response a plain load may be answered with: not a stored part (a 206,
+    /// which answers only the ranges it holds).
+    var isWhole: Bool { status != .partialContent }
 }
