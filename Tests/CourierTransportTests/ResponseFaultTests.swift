@@ -24,6 +24,18 @@ import Testing
         }
     }
 
+    @Test("a transfer coding other than chunked is malformedResponse, naming the coding and keeping the head")
+    func anUnknownTransferCodingIsNamed() async throws {
+        try await withLoopback { server, transport in
+            for route in ["/unknown-transfer-coding", "/unknown-transfer-coding?chunked=1"] {
+                let error = await serviceError { _ = try await transport.send(server.request(route)) }
+                #expect(error?.code == .malformedResponse, "\(route): \(String(describing: error))")
+                #expect(error?.message.contains("Transfer-Encoding: x-custom") == true, "\(route)")
+                #expect(error?.response?.status == .ok, "\(route)")
+            }
+        }
+    }
+
     @Test func repeatedIdenticalContentLengthsAreAccepted() async throws {
         try await withLoopback { server, transport in
             let response = try await transport.send(server.request("/duplicate-same-length"))

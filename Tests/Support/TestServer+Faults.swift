@@ -7,7 +7,8 @@ import NIOHTTP1
 ///
 /// Stalls: `/stall-before-head` (nothing at all), `/stall-after-head` (a head promising a body,
 /// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
-/// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`. Codings:
+/// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`,
+/// `/unknown-transfer-coding[?chunked=1]`. Codings:
 /// `/stacked?codings=gzip,br,zstd&n=` (applied in the order listed, as `Content-Encoding` lists
 /// them), `/coded-fault?coding=&fault=`. Redirects: `/redirect-file`. Sizes: `/announce?length=&status=` answers a head with
 /// `Content-Length: length` (and, but for HEAD, 1xx, 204 and 304, 16 bytes of it, then closes).
@@ -25,6 +26,13 @@ extension TestServer {
         case "/giant-header-line":
             let value = String(repeating: "g", count: request.intQuery("kb", default: 200) << 10)
             out.raw("HTTP/1.1 200 OK\r\nX-Giant: \(value)\r\nContent-Length: 2\r\n\r\nok")
+        case "/unknown-transfer-coding":
+            // A coding no client knows, the body delimited by the close; then one before chunked.
+            if request.query("chunked") == "1" {
+                out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            } else {
+                out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\n\r\nhello", thenClose: true)
+            }
         case "/bad-chunk-size":
             out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n")
         case "/overflowing-chunk-size":

@@ -13,7 +13,9 @@ extension Transfer {
             outcome = .failure(abortError)
         } else if code != CURLE_OK {
             outcome = .failure(
-                CurlErrorMapping.error(for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
+                CurlErrorMapping.error(
+                    for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage,
+                    response: head.response))
         } else if let response = head.response {
             let metrics = readMetrics()
             var redirect: String?
