@@ -60,6 +60,14 @@ package struct PendingPurges: Sendable {
         return dropped
     }
 
+    /// Claims the replay: true (and ``replaying`` set) when purges wait and no replay runs or
+    /// is held; the caller then runs it.
+    package mutating func startReplay() -> Bool {
+        guard !waiting.isEmpty, !replaying, !holdsReplays else { return false }
+        replaying = true
+        return true
+    }
+
     /// Removes `purge` once applied or given up (unless a later one replaced it meanwhile).
     package mutating func remove(_ purge: Purge) {
         if let index = waiting.firstIndex(of: purge) { waiting.remove(at: index) }

@@ -26,12 +26,7 @@ extension PostgresCacheStore {
 
     /// Applies the waiting purges in the background, unless none wait or a replay runs.
     func applyWaitingPurgesInBackground() {
-        let starts = pendingPurges.withLock { pending in
-            guard !pending.waiting.isEmpty, !pending.replaying, !pending.holdsReplays else { return false }
-            pending.replaying = true
-            return true
-        }
-        if starts { Task { _ = await replay() } }
+        if pendingPurges.withLock({ $0.startReplay() }) { Task { _ = await replay() } }
     }
 
     /// Applies the waiting purges in order (``PendingPurges/replaying`` set by the caller, and
@@ -83,11 +78,7 @@ extension PostgresCacheStore {
             while true {
                 try? await Task.sleep(for: pause)
                 guard let self else { return }
-                let starts = self.pendingPurges.withLock { pending in
-                    guard !pending.replaying, !pending.holdsReplays, !pending.waiting.isEmpty else { return false }
-                    pending.replaying = true
-                    return true
-                }
+                let starts = self.pendingPurges.withLock { $0.startReplay() }
                 let shutDown = starts ? await self.replay() : false
                 let done = self.pendingPurges.withLock { pending in
                     if pending.waiting.isEmpty || shutDown { pending.retrying = false }

@@ -322,6 +322,17 @@ struct PostgresPurgeTests {
         #expect(dropped == .init(b, soft: false, now: start + 2))
         #expect(pending.waiting.count == PendingPurges.limit)
         #expect(pending.waiting.last?.target == .tag("last"))
+
+        // One replay at a time, none while held or with nothing waiting.
+        var replays = PendingPurges()
+        var claims = [replays.startReplay()]
+        _ = replays.add(.init(a, soft: false, now: start))
+        replays.holdsReplays = true
+        claims.append(replays.startReplay())
+        replays.holdsReplays = false
+        claims.append(replays.startReplay())
+        claims.append(replays.startReplay())
+        #expect(claims == [false, false, true, false])
     }
 
     @Test("malformed purge notifications are ignored; an instance ignores its own")
