@@ -60,5 +60,13 @@ let package = Package(
             path: "Sources/courier-bench",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // Courier's HTTP cache as a proxy, for the public cache-tests suite
+        // (scripts/cache-conformance.sh); Courier alone, so it builds without the peers.
+        .executableTarget(
+            name: "cache-conformance-proxy",
+            dependencies: [.product(name: "Courier", package: "Courier")],
+            path: "Sources/cache-conformance-proxy",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

@@ -51,6 +51,9 @@ package struct CacheControl: Sendable, Hashable {
 
     /// `no-store`: never store.
     package var noStore: Bool { contains("no-store") }
+    /// `must-understand`: store only when the cache implements the status code's caching rules;
+    /// such a cache then ignores `no-store` (RFC 9111, section 5.2.2.3).
+    package var mustUnderstand: Bool { contains("must-understand") }
     /// `no-cache` (qualified or not).
     package var noCache: Bool { contains("no-cache") }
     /// `no-cache` without field names: revalidate before every use. A qualified

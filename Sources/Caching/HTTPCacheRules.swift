@@ -18,13 +18,26 @@ package enum HTTPCacheRules {
         HTTPField.Name("Trailer")!,
     ]
 
+    /// The final statuses whose caching rules this cache implements: those RFC 9110 defines.
+    /// A response with `must-understand` is stored only with one of them (section 5.2.2.3).
+    package static let understoodStatuses: Set<Int> = Set(200...206).union(300...305).union(307...308)
+        .union(400...417).union([421, 422, 426]).union(500...505)
+
     /// Whether the response says it may be stored at all, whatever the policy: a `GET`, a final
     /// status other than 206 (a part) and 304 (an answer to a condition, not the resource), no
-    /// `no-store` on either side, and no `Vary: *`.
+    /// `no-store` on either side, and no `Vary: *`. A response's `no-store` yields to its
+    /// `must-understand` when the status is one of ``understoodStatuses``; with any other status,
+    /// `must-understand` forbids storing (RFC 9111, section 5.2.2.3).
     package static func mayStore(request: HTTPRequest, response: HTTPResponse) -> Bool {
         let status = response.status.code
         guard request.method == .get, status >= 200, status != 206, status != 304 else { return false }
-        if CacheControl(request.headerFields).noStore || CacheControl(response.headerFields).noStore { return false }
+        if CacheControl(request.headerFields).noStore { return false }
+        let control = CacheControl(response.headerFields)
+        if control.mustUnderstand {
+            guard understoodStatuses.contains(status) else { return false }
+        } else if control.noStore {
+            return false
+        }
         return !varyNames(response.headerFields).contains("*")
     }
 

@@ -135,6 +135,19 @@ struct HTTPCacheRulesTests {
         #expect(!HTTPCacheRules.isStorable(request: request(), response: response(500)))
         #expect(HTTPCacheRules.isStorable(request: request(), response: response(500, ["Cache-Control": "max-age=5"])))
         #expect(HTTPCacheRules.isStorable(request: request(), response: response(302, ["ETag": "\"a\""])))
+        // must-understand: a status whose rules the cache implements overrides no-store; any
+        // other status is never stored, even with explicit freshness (section 5.2.2.3).
+        let understood = ["Cache-Control": "max-age=3600, no-store, must-understand"]
+        #expect(HTTPCacheRules.isStorable(request: request(), response: response(200, understood)))
+        #expect(HTTPCacheRules.isStorable(request: request(), response: response(404, understood)))
+        #expect(!HTTPCacheRules.isStorable(request: request(), response: response(599, understood)))
+        #expect(
+            !HTTPCacheRules.isStorable(
+                request: request(), response: response(299, ["Cache-Control": "max-age=60, must-understand"])))
+        #expect(HTTPCacheRules.isStorable(request: request(), response: response(299, ["Cache-Control": "max-age=60"])))
+        #expect(
+            !HTTPCacheRules.isStorable(
+                request: request(["Cache-Control": "no-store"]), response: response(200, understood)))
         var post = request()
         post.method = .post
         #expect(!HTTPCacheRules.isStorable(request: post, response: response(200, ["Cache-Control": "max-age=5"])))

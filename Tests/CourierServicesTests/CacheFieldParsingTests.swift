@@ -36,6 +36,23 @@ struct CacheFieldParsingTests {
         }
     }
 
+    @Test(
+        "must-understand: no-store yields for a status whose rules the cache implements, never for another",
+        arguments: [(200, true), (404, true), (599, false)])
+    func mustUnderstand(status: Int, stored: Bool) async throws {
+        try await withCachingCoordinator { server, coordinator, _ in
+            var resource = RawCachedResource(
+                baseURL: server.baseURL, key: "mu-\(status)",
+                query: ["cc": "max-age=3600, no-store, must-understand", "status": "\(status)"])
+            resource.acceptableStatus = 200..<600
+            resource.cacheableStatus = .http
+            _ = try await resource.loadResponse(using: coordinator)
+            let second = try await resource.loadResponse(using: coordinator)
+            #expect(second.response.status.code == status)
+            #expect(second.source == (stored ? .memory : .network))
+        }
+    }
+
     @Test("fields named in Connection, and hop-by-hop fields, are not stored")
     func connectionFields() async throws {
         try await withCachingCoordinator { server, coordinator, _ in

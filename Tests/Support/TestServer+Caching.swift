@@ -117,7 +117,7 @@ extension TestServer {
         } else if let delay = request.query("delayMs").flatMap(Int.init), delay > 0 {
             out.after(milliseconds: delay) { out.send(200, headers: headers, body: body) }
         } else {
-            out.send(200, headers: headers, body: body)
+            out.send(request.intQuery("status", default: 200), "Status", headers: headers, body: body)
         }
         return true
     }
