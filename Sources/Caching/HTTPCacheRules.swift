@@ -18,31 +18,30 @@ package enum HTTPCacheRules {
         HTTPField.Name("Trailer")!,
     ]
 
-    /// The final statuses whose caching rules this cache implements: those RFC 9110 defines.
-    /// A response with `must-understand` is stored only with one of them (section 5.2.2.3).
-    package static let understoodStatuses: Set<Int> = Set(200...206).union(300...305).union(307...308)
-        .union(400...417).union([421, 422, 426]).union(500...505)
-
     /// Whether the response says it may be stored at all, whatever the policy: a `GET`, a final
     /// status other than 206 (a part) and 304 (an answer to a condition, not the resource), no
-    /// `no-store` on either side, and no `Vary: *`. A response's `no-store` yields to its
-    /// `must-understand` when the status is one of ``understoodStatuses``; with any other status,
-    /// `must-understand` forbids storing (RFC 9111, section 5.2.2.3).
-    package static func mayStore(request: HTTPRequest, response: HTTPResponse) -> Bool {
+    /// `no-store` on either side (the response's is ignored with `ignoringResponseNoStore`, for
+    /// `must-understand`), and no `Vary: *`.
+    package static func mayStore(
+        request: HTTPRequest, response: HTTPResponse, ignoringResponseNoStore: Bool = false
+    ) -> Bool {
         let status = response.status.code
         guard request.method == .get, status >= 200, status != 206, status != 304 else { return false }
         if CacheControl(request.headerFields).noStore { return false }
-        let control = CacheControl(response.headerFields)
-        if control.mustUnderstand {
-            guard understoodStatuses.contains(status) else { return false }
-        } else if control.noStore {
-            return false
-        }
+        if !ignoringResponseNoStore, CacheControl(response.headerFields).noStore { return false }
         return !varyNames(response.headerFields).contains("*")
     }
 
-    /// Whether a private cache following HTTP stores it (section 3): ``mayStore(request:response:)``
-    /// plus explicit freshness, a validator, `public`/`private`, or a heuristically cacheable
+    /// The final statuses whose caching rules this cache implements: those RFC 9110 defines,
+    /// but for 305 (deprecated) and 416 (an answer to a `Range`, which the cache key does not
+    /// hold). Under `.http()`, a response with `must-understand` is stored only with one of
+    /// them, and then its `no-store` is ignored (RFC 9111, section 5.2.2.3).
+    package static let understoodStatuses: Set<Int> = Set(200...205).union(300...304).union(307...308)
+        .union(400...415).union([417, 421, 422, 426]).union(500...505)
+
+    /// Whether a private cache following HTTP stores it (section 3):
+    /// ``mayStore(request:response:ignoringResponseNoStore:)`` (with `must-understand`, see
+    /// ``understoodStatuses``) plus explicit freshness, a validator, `public`/`private`, or a heuristically cacheable
     /// status. A 206 is stored as a part of its representation (section 3.3) when it has one
     /// strong `ETag` and one `Content-Range` with a known length (``storedPart(_:)``).
     package static func isStorable(request: HTTPRequest, response: HTTPResponse) -> Bool {
@@ -54,9 +53,12 @@ package enum HTTPCacheRules {
             }
             response.status = .ok
         }
-        guard mayStore(request: request, response: response) else { return false }
         let fields = response.headerFields
         let control = CacheControl(fields)
+        if control.mustUnderstand, !understoodStatuses.contains(response.status.code) { return false }
+        guard mayStore(request: request, response: response, ignoringResponseNoStore: control.mustUnderstand) else {
+            return false
+        }
         return control.maxAge != nil || fields[.expires] != nil || control.contains("public")
             || control.contains("private") || fields[.eTag] != nil || fields[.lastModified] != nil
             || heuristicallyCacheable.contains(response.status.code)

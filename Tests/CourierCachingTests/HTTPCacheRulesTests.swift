@@ -148,6 +148,9 @@ struct HTTPCacheRulesTests {
         #expect(
             !HTTPCacheRules.isStorable(
                 request: request(["Cache-Control": "no-store"]), response: response(200, understood)))
+        #expect(!HTTPCacheRules.isStorable(request: request(), response: response(416, understood)))
+        // Only .http() reads must-understand: the other policies keep no-store.
+        #expect(!HTTPCacheRules.mayStore(request: request(), response: response(200, understood)))
         var post = request()
         post.method = .post
         #expect(!HTTPCacheRules.isStorable(request: post, response: response(200, ["Cache-Control": "max-age=5"])))

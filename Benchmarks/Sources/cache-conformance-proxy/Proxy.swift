@@ -1,22 +1,25 @@
 // cache-conformance-proxy: an HTTP proxy on 127.0.0.1 that sends every request it receives
 // through one RequestCoordinator whose resources use `CachePolicy.http()` over a memory tier,
 // to an origin given on the command line, and answers with what Courier returned (its status,
-// fields and body, an `Age` from the cache when the head has none). It puts Courier's HTTP
-// cache where a browser's would be for the public cache-tests suite
-// (https://github.com/http-tests/cache-tests); scripts/cache-conformance.sh runs the suite
-// through it and compares the result with the browsers' published ones.
+// fields and body). It puts Courier's HTTP cache where a browser's would be for the public
+// cache-tests suite (https://github.com/http-tests/cache-tests); scripts/cache-conformance.sh
+// runs the suite through it and compares the result with the browsers' published ones.
 //
-//     cache-conformance-proxy ORIGIN [PORT]     e.g. http://127.0.0.1:8000 8001
+//     cache-conformance-proxy ORIGIN [PORT] [--5xx-values]     e.g. http://127.0.0.1:8000 8001
 //
-// A load that fails with a response (an `only-if-cached` miss is a 504) answers that status; any
-// other failure answers 502 with the error's message.
+// The resource is what a user's would be under `.http()`: 2xx to 4xx answers are values, and a
+// 5xx is the error `unacceptableStatus` (so `stale-if-error` applies, and `CacheableStatus.http`
+// never stores it), unless `--5xx-values` makes every status a value. No redirect is followed,
+// no retry is made. A load that fails with a response (a 5xx, an
+// `only-if-cached` miss's 504) answers that status and the body excerpt; any other failure
+// answers 502 with the error's message.
 import Courier
 import Foundation
 import Glibc
 import Synchronization
 
 /// One request as received, forwarded as a resource: the method, target and fields of the
-/// client's request, every status accepted, no retries and no coalescing.
+/// client's request, 1xx to 4xx accepted, no retries and no coalescing.
 struct Forwarded: Resource {
     typealias Response = Data
     let endpoint: Endpoint
@@ -25,7 +28,7 @@ struct Forwarded: Resource {
     let requestBody: Data?
     var body: RequestBody? { requestBody.map { .bytes($0) } }
     var cachePolicy: CachePolicy { .http(tiers: .memory) }
-    var acceptableStatus: Range<Int> { 100..<600 }
+    var acceptableStatus: Range<Int> { CacheConformanceProxy.serverErrorsAreValues ? 100..<600 : 100..<500 }
     var cacheableStatus: CacheableStatus { .http }
     var retryPolicy: RetryPolicy? { RetryPolicy.none }
     var coalescing: Coalescing { .never }
@@ -41,6 +44,9 @@ struct Received {
 
 @main
 enum CacheConformanceProxy {
+    /// `--5xx-values`: 5xx answers are values too, as for a resource that accepts them.
+    static let serverErrorsAreValues = CommandLine.arguments.dropFirst(2).contains("--5xx-values")
+
     /// Fields that describe one connection, not the message: never forwarded either way.
     static let hopByHop: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host",
@@ -75,7 +81,7 @@ enum CacheConformanceProxy {
             fields.append(
                 (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
-        let length = fields.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
+        let length = max(0, fields.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0)
         let bodyStart = headEnd! + 4
         while buffer.count < bodyStart + length {
             guard fill() else { return nil }
@@ -95,11 +101,12 @@ enum CacheConformanceProxy {
         for (name, value) in received.fields where !hopByHop.contains(name.lowercased()) {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        var components = URLComponents(string: received.target) ?? URLComponents()
-        let query = components.queryItems ?? []
-        components.queryItems = nil
+        guard let components = URLComponents(string: received.target), received.target.hasPrefix("/") else {
+            return Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        }
         let resource = Forwarded(
-            endpoint: Endpoint(origin.absoluteString, path: components.path, query: query),
+            endpoint: Endpoint(
+                origin.absoluteString, path: components.percentEncodedPath, query: components.queryItems ?? []),
             method: HTTPRequest.Method(received.method) ?? .get, headers: headers,
             requestBody: received.body.isEmpty ? nil : received.body)
         do {
@@ -109,22 +116,26 @@ enum CacheConformanceProxy {
             for field in loaded.response.headerFields where !hopByHop.contains(field.name.canonicalName) {
                 fields.append((field.name.rawName, field.value))
             }
-            if loaded.response.headerFields[.age] == nil, let age = loaded.age {
-                fields.append(("Age", String(age.components.seconds)))
-            }
             body = loaded.value
         } catch {
             if let response = error.response {
                 status = response.status.code
                 reason = response.status.reasonPhrase
+                for field in response.headerFields where !hopByHop.contains(field.name.canonicalName) {
+                    fields.append((field.name.rawName, field.value))
+                }
+                body = Data((error.bodyExcerpt ?? "").utf8)
+            } else {
+                body = Data("\(error)\n".utf8)
+                fields.append(("Content-Type", "text/plain"))
             }
-            body = Data("\(error)\n".utf8)
-            fields.append(("Content-Type", "text/plain"))
         }
-        if received.method == "HEAD" || status == 204 || status == 304 { body = Data() }
+        // A HEAD answer, a 204 and a 304 have no body, and no Content-Length of one (RFC 9110, 8.6).
+        let bodiless = received.method == "HEAD" || status == 204 || status == 304
+        if bodiless { body = Data() }
         var head = "HTTP/1.1 \(status) \(reason)\r\n"
         for (name, value) in fields { head += "\(name): \(value)\r\n" }
-        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        head += bodiless ? "Connection: close\r\n\r\n" : "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + Array(body)
     }
 
@@ -154,13 +165,14 @@ enum CacheConformanceProxy {
     static func main() {
         let arguments = CommandLine.arguments
         guard arguments.count >= 2, let origin = URL(string: arguments[1]), origin.host != nil else {
-            FileHandle.standardError.write(Data("usage: cache-conformance-proxy ORIGIN [PORT]\n".utf8))
+            FileHandle.standardError.write(Data("usage: cache-conformance-proxy ORIGIN [PORT] [--5xx-values]\n".utf8))
             exit(2)
         }
-        let requestedPort = arguments.count >= 3 ? UInt16(arguments[2]) ?? 0 : 0
+        let requestedPort = arguments.dropFirst(2).lazy.compactMap { UInt16($0) }.first ?? 0
 
         var configuration = RequestCoordinator.Configuration()
         configuration.cache = TieredCache(memory: .init(totalCost: 64 << 20))
+        configuration.transferOptions.redirects = .none  // a proxy passes redirects on
         let coordinator = RequestCoordinator(transport: CurlTransport(), configuration: configuration)
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
