@@ -36,7 +36,65 @@ struct CacheableStatusTests {
         }
     }
 
-    @Test("stale-if-error still answers a 503, which is never stored, with .http")
+    @Test(".http stores a server error only with explicit freshness (or a 501), and reuses it only while fresh")
+    func serverErrors() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            // (key, status, Cache-Control, CacheableStatus, requests after two loads)
+            let cases: [(String, Int, String?, CacheableStatus, Int)] = [
+                ("se-503-fresh", 503, "max-age=60", .http, 1),
+                ("se-500-bare", 500, nil, .http, 2),
+                ("se-500-no-freshness", 500, "no-transform", .http, 2),
+                ("se-501-heuristic", 501, nil, .http, 1),
+                ("se-503-including", 503, "max-age=60", .including([503]), 2),
+                ("se-503-default", 503, "max-age=60", .accepted, 2),
+            ]
+            for (key, status, control, statuses, _) in cases {
+                server.failCacheKey(key, status: status)
+                if let control { server.setCacheControl(key, control) }
+                // Last-Modified a day back: heuristic freshness for a status that allows it.
+                let resource = RawCachedResource(
+                    baseURL: server.baseURL, key: key, query: ["lm": "1"], cacheableStatus: statuses)
+                for _ in 0..<2 {
+                    let error = await serviceError { _ = try await resource.load(using: coordinator) }
+                    #expect(error?.code == .unacceptableStatus && error?.status?.code == status, "\(key)")
+                }
+            }
+            for (key, _, _, _, requests) in cases {
+                #expect(server.cacheCounts(key).requests == requests, "\(key)")
+            }
+            // Once stale, the stored 503 is not reused: the next load asks the server.
+            clock.advance(61)
+            let resource = RawCachedResource(
+                baseURL: server.baseURL, key: "se-503-fresh", query: ["lm": "1"], cacheableStatus: .http)
+            _ = await serviceError { _ = try await resource.load(using: coordinator) }
+            #expect(server.cacheCounts("se-503-fresh").requests == 2)
+        }
+    }
+
+    @Test("a fresh 503 that stale-if-error answers with the stored response is not stored in its place")
+    func serverErrorBehindStaleIfError() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            server.setCacheControl("se-sie", "max-age=1, stale-if-error=300")
+            let resource = RawCachedResource(baseURL: server.baseURL, key: "se-sie", cacheableStatus: .http)
+            let stored = try await resource.load(using: coordinator)
+            clock.advance(10)
+            server.failCacheKey("se-sie", status: 503)
+            server.setCacheControl("se-sie", "max-age=600")
+            for _ in 0..<2 {
+                let failing = try await resource.loadResponse(using: coordinator)
+                #expect(failing.value == stored && failing.isStale && failing.networkError?.status?.code == 503)
+            }
+            #expect(server.cacheCounts("se-sie").requests == 3)
+            // Past stale-if-error, the fresh 503 is stored and answers the next load.
+            clock.advance(400)
+            for _ in 0..<2 {
+                #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.status?.code == 503)
+            }
+            #expect(server.cacheCounts("se-sie").requests == 4)
+        }
+    }
+
+    @Test("stale-if-error still answers a 503 with .http")
     func staleIfErrorStillApplies() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
             server.setCacheControl("nf-sie", "max-age=1, stale-if-error=300")

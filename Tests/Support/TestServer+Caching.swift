@@ -69,6 +69,9 @@ extension TestServer {
         if let failure = state.failure {
             var headers = [("Content-Type", "text/plain")]
             if let cc = state.cacheControl { headers.append(("Cache-Control", cc)) }
+            if request.query("lm") == "1" {
+                headers.append(("Last-Modified", httpDate(state.lastModified.addingTimeInterval(-86_400))))
+            }
             out.send(failure, "Failing", headers: headers, body: Array("failing on purpose".utf8))
             return true
         }

@@ -3,9 +3,10 @@
 ///
 /// A stored response with a rejected status answers later loads as HTTP allows (fresh, or
 /// after a 304) and fails them with `unacceptableStatus` again, without a request: a missing
-/// resource's 404 is asked once per freshness lifetime, not once per load. Server errors
-/// (5xx) are never stored this way: they are the failures `stale-if-error` and
-/// `CachePolicy.networkElseCache(tiers:)` stand in for, and storing one would replace the
+/// resource's 404 is asked once per freshness lifetime, not once per load. A server error
+/// (5xx) is stored only by ``http``, under `CachePolicy.http`, when it says how long it stays
+/// fresh (`max-age`, `s-maxage` or `Expires`; a 501 also heuristically), and never when a
+/// stored response answers in its place (`stale-if-error`): storing it would replace the
 /// response that fallback serves.
 ///
 /// ```swift
@@ -29,8 +30,9 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
     public static let accepted = CacheableStatus(rule: .accepted)
 
     /// Also rejected responses HTTP lets a cache store (RFC 9111, section 3): those with explicit
-    /// freshness or a validator, or a heuristically cacheable status (404, 405, 410, 414, …),
-    /// below 500.
+    /// freshness or a validator, or a heuristically cacheable status (404, 405, 410, 414, …);
+    /// a server error (5xx) only with explicit freshness (or a 501), under `CachePolicy.http`,
+    /// and unless `stale-if-error` serves a stored response in its place.
     public static let http = CacheableStatus(rule: .http)
 
     /// Also rejected responses with one of `statuses`, when HTTP lets a cache store them
@@ -46,13 +48,13 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
         including(Set(statuses.map { HTTPResponse.Status(code: $0) }))
     }
 
-    /// Whether a response the resource rejected with `status` may be stored.
+    /// Whether a response the resource rejected with `status` may be stored (a 5xx under the
+    /// further conditions of ``http``, which the coordinator checks).
     func storesRejected(_ status: HTTPResponse.Status) -> Bool {
-        guard status.code < 500 else { return false }
         switch rule {
         case .accepted: return false
         case .http: return true
-        case .including(let statuses): return statuses.contains(status)
+        case .including(let statuses): return status.code < 500 && statuses.contains(status)
         }
     }
 

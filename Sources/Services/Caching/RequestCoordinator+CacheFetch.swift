@@ -1,3 +1,4 @@
+internal import CourierCaching
 internal import FoundationEssentials
 internal import HTTPTypes
 internal import Logging
@@ -51,51 +52,81 @@ extension RequestCoordinator {
             }
             if validated != nil { events.emit(plan.id, .cache(.revalidated(key: label, notModified: false))) }
             let value = try await finishAndStore(
-                network, plan: plan, key: lookup.key, cache: cache, requestTime: lookup.requestTime,
-                responseTime: responseTime, finish: finish)
+                network, plan: plan, lookup: lookup, cache: cache, responseTime: responseTime, finish: finish)
             return (value, network)
         } catch let error as ServiceError {
-            guard let fallback = lookup.hit, !lookup.yieldedStored, Self.isNetworkFailure(error) else { throw error }
-            switch policy.mode {
-            case .networkElseCache:
-                break
-            case .http:
-                // stale-if-error (RFC 5861): failures to connect, and 500, 502, 503 and 504.
-                let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
-                guard serverError,
-                    HTTPCacheRules.mayServeOnError(
-                        fallback.response, now: configuration.now(), shared: fallback.tier == .shared)
-                else { throw error }
-            default:
-                throw error
-            }
+            guard let fallback = fallback(answering: error, lookup: lookup, policy: policy) else { throw error }
             return try await serveAfterError(
                 fallback, error: error, key: lookup.key, range: lookup.range, plan: plan, finish: finish)
         }
+    }
+
+    /// The stored response that answers in place of the network's failure `error`, if any:
+    /// under `networkElseCache` any, under `http` one `stale-if-error` allows (RFC 5861:
+    /// failures to connect, and 500, 502, 503 and 504).
+    private nonisolated func fallback(
+        answering error: ServiceError, lookup: CacheLookup, policy: CachePolicy
+    ) -> TieredCache.Hit? {
+        guard let fallback = lookup.hit, !lookup.yieldedStored, Self.isNetworkFailure(error) else { return nil }
+        switch policy.mode {
+        case .networkElseCache:
+            return fallback
+        case .http:
+            let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
+            guard serverError,
+                HTTPCacheRules.mayServeOnError(
+                    fallback.response, now: configuration.now(), shared: fallback.tier == .shared)
+            else { return nil }
+            return fallback
+        default:
+            return nil
+        }
+    }
+
+    /// Whether a response the resource rejected (`error`) may be stored: as its
+    /// ``Resource/cacheableStatus`` says, and a server error (5xx) only under `http`, with
+    /// explicit freshness (`max-age`, `s-maxage` or `Expires`; or a 501, which is heuristically
+    /// cacheable), and only when no stored response answers in its place: storing it would
+    /// replace the response `stale-if-error` serves.
+    private nonisolated func storesRejected(
+        _ head: HTTPResponse, error: ServiceError, plan: LoadPlan, lookup: CacheLookup
+    ) -> Bool {
+        guard plan.cacheableStatus.storesRejected(head.status) else { return false }
+        guard head.status.code >= 500 else { return true }
+        let control = CacheControl(head.headerFields)
+        let fresh =
+            control.maxAge != nil || control.contains("s-maxage") || head.headerFields[.expires] != nil
+            || head.status.code == 501
+        return plan.cachePolicy.mode == .http && fresh
+            && fallback(answering: error, lookup: lookup, policy: plan.cachePolicy) == nil
     }
 
     /// Finishes a network response and stores it when it may be stored: after it decoded, or,
     /// when the resource rejected its status, as ``Resource/cacheableStatus`` and HTTP allow
     /// (the rejection is then thrown as usual).
     private nonisolated func finishAndStore<T: Sendable>(
-        _ network: Execution, plan: LoadPlan, key: CacheKey, cache: TieredCache, requestTime: Date,
-        responseTime: Date, finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
+        _ network: Execution, plan: LoadPlan, lookup: CacheLookup, cache: TieredCache, responseTime: Date,
+        finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> T {
         let policy = plan.cachePolicy
         let head = network.response.head
+        let requestTime = lookup.requestTime
         do {
             let value = try await finish(network)
             if let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime) {
-                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
+                await store(
+                    entry, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
             }
             return value
         } catch let error as ServiceError
-            where error.code == .unacceptableStatus && plan.cacheableStatus.storesRejected(head.status)
+            where error.code == .unacceptableStatus
+            && storesRejected(head, error: error, plan: plan, lookup: lookup)
         {
             if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
                 let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime)
             {
-                await store(entry, key: key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
+                await store(
+                    entry, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
             }
             throw error
         }
