@@ -25,6 +25,10 @@ package enum LeaseRelease: Sendable, Equatable {
     /// The holder got no answer (its fetch failed, or was cancelled): a waiter takes the lease
     /// at once and fetches for the others.
     case failed
+    /// Not a release: an entry for the key was stored or removed, the lease perhaps still
+    /// held. A waiter reads the key again: the holder stores before it gives the lease back,
+    /// so a waiter that serves what it stored answers one statement sooner.
+    case entryChanged
 }
 
 /// One load's watch of one key's lease, from ``CacheLeaseNotifying/watchLease(on:)`` until
@@ -97,7 +101,8 @@ package final class LeaseNotifications: Sendable {
         LeaseWatch(notifications: self, key: key, id: machine.withLock { $0.add(key) })
     }
 
-    /// `key`'s lease was released, leaving `release`: every watch of it learns so.
+    /// `key`'s lease was released, leaving `release` (or its entry changed,
+    /// ``LeaseRelease/entryChanged``): every watch of it learns so.
     package func released(_ key: String, _ release: LeaseRelease) {
         let waiters = machine.withLock { $0.notify(key, release) }
         for waiter in waiters { waiter.resume(returning: release) }
@@ -137,11 +142,13 @@ package final class LeaseNotifications: Sendable {
 ///
 /// Events: ``add(_:)`` opens a watch; ``wait(_:id:waiter:taskIsCancelled:)`` returns an unread
 /// release at once or parks the waiter; ``notify(_:_:)`` answers every parked waiter of the
-/// key and keeps the release for the idle ones; ``discardUnread(_:id:)`` forgets it; ``cancelWait(_:id:)`` and ``remove(_:id:)``
+/// key and keeps the release for the idle ones (a release is not overwritten by a later
+/// ``LeaseRelease/entryChanged``, which says less); ``discardUnread(_:id:)`` forgets it; ``cancelWait(_:id:)`` and ``remove(_:id:)``
 /// hand back a parked waiter (to answer nil), once.
 package struct LeaseWatchMachine<Waiter: Sendable>: Sendable {
     enum Watch: Sendable {
-        /// Not waiting; the release not read yet, if any (the latest wins).
+        /// Not waiting; the release not read yet, if any (the latest wins, except that an
+        /// `entryChanged` never replaces a release).
         case idle(unread: LeaseRelease?)
         case waiting(Waiter)
     }
@@ -205,10 +212,13 @@ package struct LeaseWatchMachine<Waiter: Sendable>: Sendable {
         var waiters: [Waiter] = []
         var updated = keyed
         for (id, watch) in keyed {
-            if case .waiting(let waiter) = watch {
+            switch watch {
+            case .waiting(let waiter):
                 waiters.append(waiter)
                 updated[id] = .idle(unread: nil)
-            } else {
+            case .idle(let unread?) where release == .entryChanged:
+                updated[id] = .idle(unread: unread)  // the release says more: whether to read, fetch or lease
+            case .idle:
                 updated[id] = .idle(unread: release)
             }
         }

@@ -77,14 +77,21 @@ extension TieredCache {
     /// Removes the copies of `change`'s entries (or of every entry) from the stores in front of
     /// store `index`, then from memory; reports each memory copy dropped as `invalidated`.
     /// Lookups reading a store meanwhile, or until after the drop, do not promote what they
-    /// read (``purgesRunning`` while it runs, ``remoteDrops`` counted at its end).
+    /// read (``dropsRunning`` in the key's bucket, or ``purgesRunning``, while it runs;
+    /// ``remoteDrops`` counted at its end).
     func dropCopies(of change: RemoteChange, above index: Int) async {
-        purgesRunning += 1
+        switch change {
+        case .entry(let digest, _): dropsRunning[Self.dropBucket(digest)] += 1
+        case .all, .purge: purgesRunning += 1
+        }
         defer {
-            purgesRunning -= 1
             switch change {
-            case .entry(let digest, _): remoteDrops[Self.dropBucket(digest)] &+= 1
-            case .all, .purge: for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
+            case .entry(let digest, _):
+                dropsRunning[Self.dropBucket(digest)] -= 1
+                remoteDrops[Self.dropBucket(digest)] &+= 1
+            case .all, .purge:
+                purgesRunning -= 1
+                for bucket in remoteDrops.indices { remoteDrops[bucket] &+= 1 }
             }
         }
         switch change {

@@ -22,8 +22,11 @@ public actor TieredCache {
     /// key's digest: a lookup that read a store while a drop of its bucket ran does not
     /// promote what it read (it may be the old version).
     var remoteDrops = [UInt64](repeating: 0, count: 256)
-    /// Purges and drops of remote changes under way: while any runs, lookups copy nothing
-    /// upwards (what they read from a store may be about to be removed there).
+    /// Drops of one remote entry under way, in the buckets of ``remoteDrops``: while one runs,
+    /// lookups in its bucket copy nothing upwards (what they read may be about to go).
+    var dropsRunning = [Int](repeating: 0, count: 256)
+    /// Purges, and drops of remote purges or of every entry, under way: while any runs,
+    /// lookups copy nothing upwards.
     var purgesRunning = 0
     /// The stores behind memory, upper first.
     package nonisolated let stores: [any CacheStore]
@@ -90,7 +93,7 @@ public actor TieredCache {
         let drops = remoteDrops[bucket]
         for (index, store) in stores.enumerated() where tiers.contains(store.tier.policyTiers) {
             guard let response = await entry(for: key, in: store) else { continue }
-            if remoteDrops[bucket] == drops, purgesRunning == 0 {
+            if remoteDrops[bucket] == drops, dropsRunning[bucket] == 0, purgesRunning == 0 {
                 await promote(response, for: key, above: index, in: tiers)
             }
             return Hit(response: response, tier: store.tier)

@@ -11,7 +11,10 @@ internal import PostgresNIO
 /// - `lease <key digest> stored|notStored`: a lease was given back, with or without an entry
 ///   stored for its key; the fleet's loads waiting on it wake at once (``CacheLeaseNotifying``).
 /// - `entry <instance> <key digest> [<key>]`: an instance stored or removed an entry; the others'
-///   ``TieredCache``s drop their own copies (``CacheCoherenceSource``). The key is left out when
+///   ``TieredCache``s drop their own copies (``CacheCoherenceSource``), and the loads waiting on
+///   the key's lease read it again (``LeaseRelease/entryChanged``): they answer as soon as the
+///   holder stores, one statement before it gives the lease back. (A read that overlaps the
+///   drop is served but not copied to memory; the next one is.) The key is left out when
 ///   it would not fit a notification (8,000 bytes).
 /// - `all <instance>`: an instance removed every entry.
 /// - `purge <instance> hard|soft url <url>` (or `urlDigest <hex>`, or `tag <tag>`): an
@@ -144,6 +147,8 @@ extension PostgresCacheStore: CacheLeaseNotifying {
         case ("entry", 3...)
         where parts[2].utf8.count == 64
             && (parts.count == 3 || CacheKey(String(parts[3])).digest == parts[2]):
+            // A lease holder stores before it gives the lease back: its waiters may serve now.
+            listening.notifications.released(String(parts[2]), .entryChanged)
             guard parts[1] != listening.instance else { return }
             let key = parts.count == 4 ? CacheKey(String(parts[3])) : nil
             listening.remoteChanges.notify(.entry(digest: String(parts[2]), key: key))

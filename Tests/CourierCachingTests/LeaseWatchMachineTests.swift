@@ -39,6 +39,22 @@ struct LeaseWatchMachineTests {
         #expect(machine.notify("k", .stored) == ["w"])
     }
 
+    @Test func anEntryChangeWakesAWaiterButNeverHidesARelease() {
+        var machine = Machine()
+        let id = machine.add("k")
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .waits)
+        #expect(machine.notify("k", .entryChanged) == ["w"])
+        // Unread: a release is kept over a later entry change, and replaces an earlier one.
+        #expect(machine.notify("k", .notStored).isEmpty)
+        #expect(machine.notify("k", .entryChanged).isEmpty)
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.notStored))
+        #expect(machine.notify("k", .entryChanged).isEmpty)
+        #expect(machine.notify("k", .failed).isEmpty)
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.failed))
+        #expect(machine.notify("k", .entryChanged).isEmpty)
+        #expect(machine.wait("k", id: id, waiter: "w", taskIsCancelled: false) == .now(.entryChanged))
+    }
+
     @Test func cancellationAndEndAnswerAParkedWaiterOnce() {
         var machine = Machine()
         let id = machine.add("k")

@@ -22,6 +22,22 @@ private final class RemoteStore: CacheStore, CacheCoherenceSource {
     func removeAll() async throws { entries.withLock { $0.removeAll() } }
 }
 
+/// A disk-tier store whose removals wait until the test releases them.
+private final class SlowRemovals: CacheStore {
+    let removing = Mutex(false)
+    private let released = Mutex(false)
+    var tier: CacheTier { .disk }
+    func entry(for key: CacheKey) async throws -> CachedResponse? { nil }
+    func store(_ response: CachedResponse, for key: CacheKey) async throws {}
+    func removeEntry(for key: CacheKey) async throws {
+        removing.withLock { $0 = true }
+        while !released.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+    }
+    func removeExpired(now: Date) async throws {}
+    func removeAll() async throws {}
+    func release() { released.withLock { $0 = true } }
+}
+
 @Suite("TieredCache coherence")
 struct TieredCacheCoherenceTests {
     static func eventually(_ condition: () async -> Bool) async -> Bool {
@@ -71,6 +87,24 @@ struct TieredCacheCoherenceTests {
         // A later lookup copies again.
         #expect(await cache.lookup(key)?.tier == .shared)
         #expect(await cache.lookup(key, in: .memory)?.tier == .memory)
+    }
+
+    @Test("a lookup copies upwards while a drop of a key in another bucket runs")
+    func aDropElsewhereLetsALookupCopy() async throws {
+        let front = SlowRemovals()
+        let shared = RemoteStore()
+        let cache = TieredCache(stores: [front, shared])
+        let dropped = CacheKey("GET https://api.example.com/dropped")
+        // A key whose digest starts with another byte (another bucket of drops).
+        let read = try #require(
+            (0..<64).lazy.map { CacheKey("GET https://api.example.com/read/\($0)") }
+                .first { $0.digest.prefix(2) != dropped.digest.prefix(2) })
+        try await shared.store(sampleResponse("read"), for: read)
+        shared.remoteChanges.notify(.entry(digest: dropped.digest, key: dropped))
+        #expect(await Self.eventually { front.removing.withLock { $0 } })  // the drop runs, held
+        #expect(await cache.lookup(read)?.tier == .shared)
+        #expect(await cache.lookup(read, in: .memory) != nil, "a drop of another bucket kept it from memory")
+        front.release()
     }
 
     @Test("a cache that goes stops listening to its store's changes")

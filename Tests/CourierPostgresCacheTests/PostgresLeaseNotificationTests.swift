@@ -4,6 +4,7 @@ import CourierPostgresCache
 import CourierServices
 import CourierTestServer
 import Foundation
+import HTTPTypes
 import PostgresNIO
 import Synchronization
 import Testing
@@ -98,6 +99,41 @@ struct PostgresLeaseNotificationTests {
                     await waiter.shutdown()
                     let names = await Self.names(events)
                     #expect(names.contains("leaseWaited") && !names.contains("leaseTaken"), "\(names)")
+                }
+            }
+        }
+    }
+
+    @Test("the holder's store wakes a waiting process, which serves it while the lease is still held")
+    func storeWakesWaitersBeforeTheRelease() async throws {
+        try await withPostgresStore { cluster, holderStore in
+            try await holderStore.prepare()
+            try await withRunningStore(on: cluster) { waiterStore in
+                try await withTestServer { server in
+                    let resource = FleetGateResource(baseURL: server.baseURL, name: "early")
+                    let request = HTTPRequest(method: .get, url: URL(string: server.baseURL + "/gate?name=early")!)
+                    let key = CacheKey(request: request, credentialHeaders: [])
+                    // The holder: another process that took the lease and has not given it back.
+                    let lease = try #require(try await holderStore.acquireLease(on: key, for: .seconds(60)))
+                    let waiter = Self.coordinator(waiterStore, clock: StalledClock())
+                    let waited = Task { try await resource.loadResponse(using: waiter) }
+                    let timeout = Task {
+                        try await Task.sleep(for: .seconds(30))
+                        waited.cancel()
+                    }
+                    defer { timeout.cancel() }
+                    #expect(await Self.waitUntilWatching(waiterStore, watches: 1))
+                    let now = Date()
+                    let stored = CachedResponse(
+                        status: .ok, headerFields: [.contentType: "text/plain"], body: Data("stored early".utf8),
+                        requestTime: now, responseTime: now)
+                    try await holderStore.store(stored, for: key)
+                    let loaded = try await waited.value
+                    #expect(loaded.source == .shared && loaded.value == Data("stored early".utf8))
+                    #expect(server.gateCounts("early").served == 0)
+                    #expect(try await cluster.psql("SELECT count(*) FROM courier_cache_leases") == "1")
+                    try await holderStore.releaseLease(lease)
+                    await waiter.shutdown()
                 }
             }
         }

@@ -297,17 +297,18 @@ private func sharedTierHits(postgres: Postgres, report: Report, quick: Bool, run
     }
 }
 
-/// How soon the loads waiting on a fleet-wide lease answer once its holder is done: a holder
-/// and 4 waiting "processes" (each with its own store and pool, in this process, so that one
-/// clock times them all) load one cold URL of the slow origin, the waiters 300 ms after the
-/// holder. Reports the time from the holder's answer (it gave the lease back just before) to
-/// each waiter's, with the store's notifications and with polling alone.
+/// How soon the loads waiting on a fleet-wide lease answer once its holder stored the answer:
+/// a holder and 4 waiting "processes" (each with its own store and pool, in this process, so
+/// that one clock times them all) load one cold URL of the slow origin, the waiters 300 ms
+/// after the holder. Reports the time from the end of the holder's write to the shared tier
+/// (it gives the lease back after it) to each waiter's answer, with the store's notifications
+/// and with polling alone.
 private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) async throws {
-    let rounds = quick ? 3 : 10
+    let rounds = quick ? 3 : 25
     let waiterCount = 4
     report.section("Fleet: 1 lease holder and \(waiterCount) waiting processes x \(rounds) cold URLs")
     let scenario = "fleet collapse wake-up"
-    report.scenario(scenario, detail: "ms from the holder's answer to each waiter's, p99; lower is better")
+    report.scenario(scenario, detail: "ms from the holder's write to each waiter's answer, p99; lower is better")
     var polled: Figure?
     for notified in [false, true] {
         progress("fleet wake-up: \(notified ? "notifications" : "polling")")
@@ -321,13 +322,14 @@ private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, qu
                 configuration.cache = TieredCache(stores: [store])
                 return RequestCoordinator(transport: CurlTransport(), configuration: configuration)
             }
-            let holder = coordinator(stores[0])
+            let written = WriteTimes(store: stores[0])
+            let holder = coordinator(written)
             let waiters = stores.dropFirst().map { notified ? coordinator($0) : coordinator(PollingOnly(store: $0)) }
             for round in 0..<rounds {
                 let resource = FleetResource(base: nginx.base, tag: tag, round: round, collapsing: true)
                 let held = Task { () -> ContinuousClock.Instant in
                     _ = try await resource.load(using: holder)
-                    return .now
+                    return try written.last.withLock { try $0 ?? { throw BenchError("the holder stored nothing") }() }
                 }
                 try await Task.sleep(for: .milliseconds(300))
                 let waited = waiters.map { waiter in
@@ -336,14 +338,14 @@ private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, qu
                         return (.now, loaded.source)
                     }
                 }
-                let holderAnswered = try await held.value
+                let holderWrote = try await held.value
                 for load in waited {
                     guard let (answered, source) = await load.value else {
                         failures += 1
                         continue
                     }
                     sources["\(source)", default: 0] += 1
-                    let gap = holderAnswered.duration(to: answered)
+                    let gap = holderWrote.duration(to: answered)
                     gaps.append(
                         max(0, Double(gap.components.attoseconds) / 1e15 + Double(gap.components.seconds) * 1e3))
                 }
@@ -380,6 +382,26 @@ private func withPostgresStores<T>(
     let pools = stores.map { store in Task { await store.run() } }
     defer { for pool in pools { pool.cancel() } }
     return try await body(stores)
+}
+
+/// The holder's store, which notes when its last write ended (its notification left then).
+private final class WriteTimes: CacheLeasing {
+    let store: PostgresCacheStore
+    let last = Mutex<ContinuousClock.Instant?>(nil)
+    init(store: PostgresCacheStore) { self.store = store }
+    var tier: CacheTier { store.tier }
+    func entry(for key: CacheKey) async throws -> CachedResponse? { try await store.entry(for: key) }
+    func store(_ response: CachedResponse, for key: CacheKey) async throws {
+        try await store.store(response, for: key)
+        last.withLock { $0 = .now }
+    }
+    func removeEntry(for key: CacheKey) async throws { try await store.removeEntry(for: key) }
+    func removeExpired(now: Date) async throws { try await store.removeExpired(now: now) }
+    func removeAll() async throws { try await store.removeAll() }
+    func acquireLease(on key: CacheKey, for duration: Duration) async throws -> CacheLease? {
+        try await store.acquireLease(on: key, for: duration)
+    }
+    func releaseLease(_ lease: CacheLease) async throws { try await store.releaseLease(lease) }
 }
 
 /// A leasing store that does not notify: the waiting loads poll it, as they did before.

@@ -54,13 +54,24 @@ func fleetPurge(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) a
     }
     let results = try children.map { try $0.wait() }
     var gaps: [Double] = []
-    var missed = 0
+    var missed: [String] = []
+    var late = 0
+    var notInMemory = 0
     var early = 0
-    for result in results {
+    for (child, result) in results.enumerated() {
         failures += result.failures
         for (round, heard) in result.heard.enumerated() where round < purgedAt.count {
             guard let heard else {
-                missed += 1
+                // A copy stored after the purge's call was never purged, and one that never
+                // reached memory had nothing to drop: neither is a miss.
+                if let loaded = result.loaded[round], loaded > purgedAt[round] {
+                    late += 1
+                } else if !result.inMemory[round] {
+                    notInMemory += 1
+                } else {
+                    let loaded = result.loaded[round].map { String(format: "%.3f s", $0 - purgedAt[round]) } ?? "never"
+                    missed.append("child \(child), round \(round), loaded \(loaded) from the purge")
+                }
                 continue
             }
             // A copy that left before the purge was called left for another reason.
@@ -80,10 +91,13 @@ func fleetPurge(nginx: Nginx, postgres: Postgres, report: Report, quick: Bool) a
         scenario, "hard purge (LISTEN/NOTIFY)", unit: "ms p99", samples: [percentile(gaps, 0.99)],
         notes: [
             "ms p50": percentile(gaps, 0.5), "ms max": gaps.max() ?? 0, "copies": Double(gaps.count),
-            "missed": Double(missed), "early": Double(early), "failures": Double(failures),
+            "missed": Double(missed.count), "loaded after the purge": Double(late),
+            "not in memory": Double(notInMemory), "early": Double(early),
+            "failures": Double(failures),
             "origin requests per cold URL": cold.reduce(0, +) / Double(max(1, rounds)),
         ],
         higherIsBetter: false)
+    for line in missed { FileHandle.standardError.write(Data("fleet purge: no invalidation heard: \(line)\n".utf8)) }
     _ = report.add(
         scenario, "soft purge, \(processes * PurgeTimeline.softLoads) loads after it", unit: "revalidations per key",
         samples: [revalidations.reduce(0, +) / Double(max(1, rounds))],
@@ -120,9 +134,12 @@ private func sleep(until time: Double) async throws {
 }
 
 /// What a purge child saw: for each round, when its memory copy of the hard-purged URL left
-/// (wall clock), or nil.
+/// (wall clock), or nil; when its load of that URL ended (nil: it failed); and whether its
+/// memory held a copy 100 ms before the purge.
 struct PurgeRun: Codable, Sendable {
     var heard: [Double?]
+    var loaded: [Double?]
+    var inMemory: [Bool]
     var failures: Int
 }
 
@@ -163,7 +180,7 @@ func runPurgeChild(arguments: [String]) async throws {
             }
         }
         defer { listener.cancel() }
-        var run = PurgeRun(heard: [], failures: 0)
+        var run = PurgeRun(heard: [], loaded: [], inMemory: [], failures: 0)
         for round in 0..<rounds {
             let roundStart = start + PurgeTimeline.round * Double(round)
             try await sleep(until: roundStart)
@@ -171,10 +188,16 @@ func runPurgeChild(arguments: [String]) async throws {
             let soft = PurgedResource(base: base, name: PurgeTimeline.name(tag, "soft", round))
             do {
                 _ = try await hard.load(using: coordinator)
+                run.loaded.append(Date().timeIntervalSince1970)
                 _ = try await soft.load(using: coordinator)
             } catch {
                 run.failures += 1
             }
+            if run.loaded.count == round { run.loaded.append(nil) }
+            try await sleep(until: roundStart + PurgeTimeline.hardPurge - 0.1)
+            let url = URL(string: PurgeTimeline.url(base, tag, "hard", round))!
+            let key = CacheKey(request: HTTPRequest(method: .get, url: url), credentialHeaders: [])
+            run.inMemory.append(await cache.lookup(key, in: .memory) != nil)
             try await sleep(until: roundStart + PurgeTimeline.loadAfterSoftPurge)
             // The hard purge's report: the first between the loads and the soft purge (one
             // before the purge's call is counted apart by the parent).

@@ -8,8 +8,9 @@ internal import Logging
 enum FleetDecision: Sendable {
     /// It holds the lease: it fetches, stores, and gives the lease back.
     case leased(CacheLease)
-    /// Another process stored the entry while this one waited.
-    case found
+    /// Another process stored the entry while this one waited (the hit, when the wait read
+    /// it through the cache already).
+    case found(TieredCache.Hit?)
     /// It fetches itself, without a lease (the wait ran out, or the store failed).
     case fetch
 }
@@ -38,7 +39,7 @@ extension RequestCoordinator {
         case .lead:
             break
         }
-        let decision = await leaseOrWait(leasing, key: key, fleet: fleet, plan: plan)
+        let decision = await leaseOrWait(leasing, key: key, fleet: fleet, plan: plan, cache: cache)
         switch decision {
         case .leased(let lease):
             fleetGate.decided(key, holdsLease: true, found: false)
@@ -51,9 +52,11 @@ extension RequestCoordinator {
             let answered = if case .success = result { true } else { false }
             await release(lease, from: leasing, answered: answered, plan: plan)
             return try result.get()
-        case .found:
+        case .found(let hit):
             fleetGate.decided(key, holdsLease: false, found: true)
-            if let served = try await serveFleetEntry(plan, request: request, key: key, cache: cache, finish: finish) {
+            if let served = try await serveFleetEntry(
+                plan, request: request, key: key, cache: cache, hit: hit, finish: finish)
+            {
                 return served
             }
         case .fetch:
@@ -69,11 +72,13 @@ extension RequestCoordinator {
     /// With a store that notifies (``CacheLeaseNotifying``) and listens, the holder's release
     /// wakes the wait: `stored` serves the entry at once, `notStored` (an answer that could
     /// not be stored) sends the load to the origin at once (every waiter of the fleet
-    /// together), `failed` (no answer) makes it try the lease again at once. Polls go on, less
-    /// often, for what no notification reports (a holder that died, a notification lost).
-    /// Without one, the load polls, backing off on the coordinator's clock.
+    /// together), `failed` (no answer) makes it try the lease again at once. The holder's
+    /// store wakes it sooner (`entryChanged`, before the release): it reads the key through
+    /// `cache` and serves what it finds, else waits on. Polls go on, less often, for what no
+    /// notification reports (a holder that died, a notification lost). Without one, the load
+    /// polls, backing off on the coordinator's clock.
     nonisolated func leaseOrWait(
-        _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan
+        _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan, cache: TieredCache
     ) async -> FleetDecision {
         // Watching starts before the first lease attempt, so no release after it goes unseen.
         let watch = (leasing as? any CacheLeaseNotifying)?.watchLease(on: key)
@@ -85,7 +90,7 @@ extension RequestCoordinator {
             do {
                 if waited > .zero, try await leasing.entry(for: key)?.isWhole == true {
                     reportFleet(.leaseWaited(key: key.description), plan: plan)
-                    return .found
+                    return .found(nil)
                 }
                 watch?.discardUnread()
                 if let lease = try await leasing.acquireLease(on: key, for: fleet.lease) {
@@ -95,7 +100,7 @@ extension RequestCoordinator {
                     if try await leasing.entry(for: key)?.isWhole == true {
                         await release(lease, from: leasing, answered: true, plan: plan)
                         if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
-                        return .found
+                        return .found(nil)
                     }
                     reportFleet(.leaseTaken(key: key.description), plan: plan)
                     return .leased(lease)
@@ -123,7 +128,15 @@ extension RequestCoordinator {
                     // Served by the lookup that follows (one read, not two); an entry the
                     // policy cannot serve sends the load to the origin, as a polled one would.
                     reportFleet(.leaseWaited(key: key.description), plan: plan)
-                    return .found
+                    return .found(nil)
+                case .entryChanged?:
+                    // The holder stored (or an entry went), its lease perhaps still held.
+                    if let hit = await cache.lookup(key, in: plan.cachePolicy.tiers), hit.response.isWhole {
+                        reportFleet(.leaseWaited(key: key.description), plan: plan)
+                        return .found(hit)
+                    }
+                    waited += ContinuousClock.now - started
+                    continue  // nothing to serve: look for the lease, then wait on
                 case .notStored?:
                     reportFleet(.leaseReleasedUnstored(key: key.description), plan: plan)
                     return .fetch
@@ -146,14 +159,17 @@ extension RequestCoordinator {
         }
     }
 
-    /// The entry another process stored, served as the policy allows (nil: it does not).
+    /// The entry another process stored (`hit`, or read now), served as the policy allows
+    /// (nil: it does not).
     private nonisolated func serveFleetEntry<T: Sendable>(
-        _ plan: LoadPlan, request: HTTPRequest, key: CacheKey, cache: TieredCache,
+        _ plan: LoadPlan, request: HTTPRequest, key: CacheKey, cache: TieredCache, hit: TieredCache.Hit? = nil,
         finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> (T, Execution)? {
         let policy = plan.cachePolicy
+        var found = hit
+        if found == nil { found = await cache.lookup(key, in: policy.tiers) }
         let now = configuration.now()
-        guard let found = await cache.lookup(key, in: policy.tiers), found.response.isWhole,
+        guard let found, found.response.isWhole,
             HTTPCacheRules.matchesVariant(found.response, request: request),
             let serve = storedAnswer(
                 found.response, policy: policy, request: request, now: now, shared: found.tier == .shared)
