@@ -74,16 +74,8 @@ struct CacheableStatusTests {
     @Test("a fresh 503 that stale-if-error answers with the stored response is not stored in its place")
     func serverErrorBehindStaleIfError() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            server.setCacheControl("se-sie", "max-age=1, stale-if-error=300")
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "se-sie", cacheableStatus: .http)
-            let stored = try await resource.load(using: coordinator)
-            clock.advance(10)
-            server.failCacheKey("se-sie", status: 503)
-            server.setCacheControl("se-sie", "max-age=600")
-            for _ in 0..<2 {
-                let failing = try await resource.loadResponse(using: coordinator)
-                #expect(failing.value == stored && failing.isStale && failing.networkError?.status?.code == 503)
-            }
+            let resource = try await Self.staleThen503(
+                "se-sie", failureControl: "max-age=600", server: server, coordinator: coordinator, clock: clock)
             #expect(server.cacheCounts("se-sie").requests == 3)
             // Past stale-if-error, the fresh 503 is stored and answers the next load.
             clock.advance(400)
@@ -97,15 +89,8 @@ struct CacheableStatusTests {
     @Test("stale-if-error still answers a 503 with .http")
     func staleIfErrorStillApplies() async throws {
         try await withCachingCoordinator { server, coordinator, clock in
-            server.setCacheControl("nf-sie", "max-age=1, stale-if-error=300")
-            let resource = RawCachedResource(baseURL: server.baseURL, key: "nf-sie", cacheableStatus: .http)
-            let stored = try await resource.load(using: coordinator)
-            clock.advance(10)
-            server.failCacheKey("nf-sie", status: 503)
-            for _ in 0..<2 {
-                let failing = try await resource.loadResponse(using: coordinator)
-                #expect(failing.value == stored && failing.isStale && failing.networkError?.status?.code == 503)
-            }
+            let resource = try await Self.staleThen503(
+                "nf-sie", failureControl: nil, server: server, coordinator: coordinator, clock: clock)
             // A 404 (storable) then replaces the stale 200 and fails from the cache.
             server.failCacheKey("nf-sie", status: 404)
             server.setCacheControl("nf-sie", "max-age=600")
@@ -113,5 +98,25 @@ struct CacheableStatusTests {
             #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.status?.code == 404)
             #expect(server.cacheCounts("nf-sie").requests == 4)
         }
+    }
+
+    /// Stores `key`'s answer (`max-age=1, stale-if-error=300`), then, 10 s later, makes the
+    /// server answer 503 (with `failureControl` as its `Cache-Control`) and checks that two
+    /// loads get the stale value, saying so; returns the resource.
+    static func staleThen503(
+        _ key: String, failureControl: String?, server: TestServer, coordinator: RequestCoordinator,
+        clock: WallClock
+    ) async throws -> RawCachedResource {
+        server.setCacheControl(key, "max-age=1, stale-if-error=300")
+        let resource = RawCachedResource(baseURL: server.baseURL, key: key, cacheableStatus: .http)
+        let stored = try await resource.load(using: coordinator)
+        clock.advance(10)
+        server.failCacheKey(key, status: 503)
+        if let failureControl { server.setCacheControl(key, failureControl) }
+        for _ in 0..<2 {
+            let failing = try await resource.loadResponse(using: coordinator)
+            #expect(failing.value == stored && failing.isStale && failing.networkError?.status?.code == 503)
+        }
+        return resource
     }
 }

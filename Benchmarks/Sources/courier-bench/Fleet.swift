@@ -322,14 +322,17 @@ private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, qu
                 configuration.cache = TieredCache(stores: [store])
                 return RequestCoordinator(transport: CurlTransport(), configuration: configuration)
             }
-            let written = WriteTimes(store: stores[0])
+            // The holder's store notes its writes; it waits on nothing, so polling is moot.
+            let written = PollingOnly(store: stores[0])
             let holder = coordinator(written)
             let waiters = stores.dropFirst().map { notified ? coordinator($0) : coordinator(PollingOnly(store: $0)) }
             for round in 0..<rounds {
                 let resource = FleetResource(base: nginx.base, tag: tag, round: round, collapsing: true)
                 let held = Task { () -> ContinuousClock.Instant in
                     _ = try await resource.load(using: holder)
-                    return try written.last.withLock { try $0 ?? { throw BenchError("the holder stored nothing") }() }
+                    return try written.lastWrite.withLock {
+                        try $0 ?? { throw BenchError("the holder stored nothing") }()
+                    }
                 }
                 try await Task.sleep(for: .milliseconds(300))
                 let waited = waiters.map { waiter in
@@ -384,32 +387,18 @@ private func withPostgresStores<T>(
     return try await body(stores)
 }
 
-/// The holder's store, which notes when its last write ended (its notification left then).
-private final class WriteTimes: CacheLeasing {
+/// A leasing store that does not notify (the loads waiting through it poll, as they did
+/// before) and notes when its last write ended (its announcement left then).
+private final class PollingOnly: CacheLeasing {
     let store: PostgresCacheStore
-    let last = Mutex<ContinuousClock.Instant?>(nil)
+    let lastWrite = Mutex<ContinuousClock.Instant?>(nil)
     init(store: PostgresCacheStore) { self.store = store }
     var tier: CacheTier { store.tier }
     func entry(for key: CacheKey) async throws -> CachedResponse? { try await store.entry(for: key) }
     func store(_ response: CachedResponse, for key: CacheKey) async throws {
         try await store.store(response, for: key)
-        last.withLock { $0 = .now }
+        lastWrite.withLock { $0 = .now }
     }
-    func removeEntry(for key: CacheKey) async throws { try await store.removeEntry(for: key) }
-    func removeExpired(now: Date) async throws { try await store.removeExpired(now: now) }
-    func removeAll() async throws { try await store.removeAll() }
-    func acquireLease(on key: CacheKey, for duration: Duration) async throws -> CacheLease? {
-        try await store.acquireLease(on: key, for: duration)
-    }
-    func releaseLease(_ lease: CacheLease) async throws { try await store.releaseLease(lease) }
-}
-
-/// A leasing store that does not notify: the waiting loads poll it, as they did before.
-private struct PollingOnly: CacheLeasing {
-    let store: PostgresCacheStore
-    var tier: CacheTier { store.tier }
-    func entry(for key: CacheKey) async throws -> CachedResponse? { try await store.entry(for: key) }
-    func store(_ response: CachedResponse, for key: CacheKey) async throws { try await store.store(response, for: key) }
     func removeEntry(for key: CacheKey) async throws { try await store.removeEntry(for: key) }
     func removeExpired(now: Date) async throws { try await store.removeExpired(now: now) }
     func removeAll() async throws { try await store.removeAll() }
