@@ -22,7 +22,7 @@ private struct StalledClock: Clock {
 
 /// `/gate?name=` of the test server, cached for a minute in the shared tier only, collapsed
 /// across the fleet with a minute's wait.
-private struct FleetGateResource: Resource {
+struct FleetGateResource: Resource {
     typealias Response = Data
     var baseURL: String
     var name: String
@@ -60,6 +60,19 @@ struct PostgresLeaseNotificationTests {
         return false
     }
 
+    /// `resource`'s load by `waiter`, cancelled after 30 s: a load no notification reaches
+    /// waits for the stalled clock. Cancel the second task once the load is done.
+    static func boundedLoad(
+        _ resource: FleetGateResource, using waiter: RequestCoordinator
+    ) -> (Task<Loaded<Data>, any Error>, Task<Void, any Error>) {
+        let load = Task { try await resource.loadResponse(using: waiter) }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(30))
+            load.cancel()
+        }
+        return (load, timeout)
+    }
+
     static func names(_ events: AsyncStream<CoordinatorEvent>) async -> [String] {
         var names: [String] = []
         for await event in events {
@@ -80,12 +93,7 @@ struct PostgresLeaseNotificationTests {
                     let events = waiter.events(bufferingNewest: 100)
                     let held = Task { try await resource.loadResponse(using: holder) }
                     #expect(await server.waitUntilHeld("notified", count: 1))
-                    let waited = Task { try await resource.loadResponse(using: waiter) }
-                    // Bounded: a load no notification reaches waits for the stalled clock.
-                    let timeout = Task {
-                        try await Task.sleep(for: .seconds(30))
-                        waited.cancel()
-                    }
+                    let (waited, timeout) = Self.boundedLoad(resource, using: waiter)
                     defer { timeout.cancel() }
                     #expect(await Self.waitUntilWatching(waiterStore, watches: 1))
                     server.openGate("notified")
@@ -116,11 +124,7 @@ struct PostgresLeaseNotificationTests {
                     // The holder: another process that took the lease and has not given it back.
                     let lease = try #require(try await holderStore.acquireLease(on: key, for: .seconds(60)))
                     let waiter = Self.coordinator(waiterStore, clock: StalledClock())
-                    let waited = Task { try await resource.loadResponse(using: waiter) }
-                    let timeout = Task {
-                        try await Task.sleep(for: .seconds(30))
-                        waited.cancel()
-                    }
+                    let (waited, timeout) = Self.boundedLoad(resource, using: waiter)
                     defer { timeout.cancel() }
                     #expect(await Self.waitUntilWatching(waiterStore, watches: 1))
                     let now = Date()

@@ -45,6 +45,8 @@ struct CacheableStatusTests {
                 ("se-500-bare", 500, nil, .http, 2),
                 ("se-500-no-freshness", 500, "no-transform", .http, 2),
                 ("se-501-heuristic", 501, nil, .http, 1),
+                ("se-501-bare", 501, nil, .http, 2),  // no Last-Modified: no heuristic freshness
+                ("se-503-max-age-0", 503, "max-age=0", .http, 2),
                 ("se-503-including", 503, "max-age=60", .including([503]), 2),
                 ("se-503-default", 503, "max-age=60", .accepted, 2),
             ]
@@ -53,7 +55,8 @@ struct CacheableStatusTests {
                 if let control { server.setCacheControl(key, control) }
                 // Last-Modified a day back: heuristic freshness for a status that allows it.
                 let resource = RawCachedResource(
-                    baseURL: server.baseURL, key: key, query: ["lm": "1"], cacheableStatus: statuses)
+                    baseURL: server.baseURL, key: key, query: key.hasSuffix("-bare") ? [:] : ["lm": "1"],
+                    cacheableStatus: statuses)
                 for _ in 0..<2 {
                     let error = await serviceError { _ = try await resource.load(using: coordinator) }
                     #expect(error?.code == .unacceptableStatus && error?.status?.code == status, "\(key)")
@@ -77,12 +80,17 @@ struct CacheableStatusTests {
             let resource = try await Self.staleThen503(
                 "se-sie", failureControl: "max-age=600", server: server, coordinator: coordinator, clock: clock)
             #expect(server.cacheCounts("se-sie").requests == 3)
+            // updates() gets the failure after the stored value; the 503 does not replace it.
+            do { for try await _ in resource.updates(using: coordinator) {} } catch {}
+            let after = try await resource.loadResponse(using: coordinator)
+            #expect(after.isStale && after.networkError?.status?.code == 503)
+            #expect(server.cacheCounts("se-sie").requests == 5)
             // Past stale-if-error, the fresh 503 is stored and answers the next load.
             clock.advance(400)
             for _ in 0..<2 {
                 #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.status?.code == 503)
             }
-            #expect(server.cacheCounts("se-sie").requests == 4)
+            #expect(server.cacheCounts("se-sie").requests == 6)
         }
     }
 

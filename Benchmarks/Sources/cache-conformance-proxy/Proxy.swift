@@ -9,7 +9,7 @@
 //
 // The resource is what a user's would be under `.http()`: 2xx to 4xx answers are values, and a
 // 5xx is the error `unacceptableStatus` (so `stale-if-error` applies, and `CacheableStatus.http`
-// never stores it), unless `--5xx-values` makes every status a value. No redirect is followed,
+// stores it only while it is fresh), unless `--5xx-values` makes every status a value. No redirect is followed,
 // no retry is made. A load that fails with a response (a 5xx, an
 // `only-if-cached` miss's 504) answers that status and the body excerpt; any other failure
 // answers 502 with the error's message.

@@ -328,6 +328,7 @@ private func collapseWakeUp(nginx: Nginx, postgres: Postgres, report: Report, qu
             let waiters = stores.dropFirst().map { notified ? coordinator($0) : coordinator(PollingOnly(store: $0)) }
             for round in 0..<rounds {
                 let resource = FleetResource(base: nginx.base, tag: tag, round: round, collapsing: true)
+                written.lastWrite.withLock { $0 = nil }
                 let held = Task { () -> ContinuousClock.Instant in
                     _ = try await resource.load(using: holder)
                     return try written.lastWrite.withLock {

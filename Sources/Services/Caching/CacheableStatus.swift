@@ -4,10 +4,10 @@
 /// A stored response with a rejected status answers later loads as HTTP allows (fresh, or
 /// after a 304) and fails them with `unacceptableStatus` again, without a request: a missing
 /// resource's 404 is asked once per freshness lifetime, not once per load. A server error
-/// (5xx) is stored only by ``http``, under `CachePolicy.http`, when it says how long it stays
-/// fresh (`max-age`, `s-maxage` or `Expires`; a 501 also heuristically), and never when a
-/// stored response answers in its place (`stale-if-error`): storing it would replace the
-/// response that fallback serves.
+/// (5xx) is stored only by ``http``, under `CachePolicy.http`, when it is fresh as it arrives
+/// (a positive `max-age`, an `Expires` ahead; a 501 also by heuristic freshness, from its
+/// `Last-Modified`), and never when a stored response may answer in its place
+/// (`stale-if-error`): storing it would replace the response that fallback serves.
 ///
 /// ```swift
 /// struct Avatar: Resource {
@@ -31,8 +31,8 @@ public struct CacheableStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// Also rejected responses HTTP lets a cache store (RFC 9111, section 3): those with explicit
     /// freshness or a validator, or a heuristically cacheable status (404, 405, 410, 414, …);
-    /// a server error (5xx) only with explicit freshness (or a 501), under `CachePolicy.http`,
-    /// and unless `stale-if-error` serves a stored response in its place.
+    /// a server error (5xx) only when fresh as it arrives, under `CachePolicy.http`, and unless
+    /// `stale-if-error` may serve a stored response in its place.
     public static let http = CacheableStatus(rule: .http)
 
     /// Also rejected responses with one of `statuses`, when HTTP lets a cache store them

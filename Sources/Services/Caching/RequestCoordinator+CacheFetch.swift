@@ -1,4 +1,3 @@
-internal import CourierCaching
 internal import FoundationEssentials
 internal import HTTPTypes
 internal import Logging
@@ -55,19 +54,22 @@ extension RequestCoordinator {
                 network, plan: plan, lookup: lookup, cache: cache, responseTime: responseTime, finish: finish)
             return (value, network)
         } catch let error as ServiceError {
-            guard let fallback = fallback(answering: error, lookup: lookup, policy: policy) else { throw error }
+            // `updates()` handed the stored value over already: it gets the failure.
+            guard !lookup.yieldedStored, let fallback = standIn(for: error, lookup: lookup, policy: policy) else {
+                throw error
+            }
             return try await serveAfterError(
                 fallback, error: error, key: lookup.key, range: lookup.range, plan: plan, finish: finish)
         }
     }
 
-    /// The stored response that answers in place of the network's failure `error`, if any:
+    /// The stored response that may answer in place of the network's failure `error`, if any:
     /// under `networkElseCache` any, under `http` one `stale-if-error` allows (RFC 5861:
     /// failures to connect, and 500, 502, 503 and 504).
-    private nonisolated func fallback(
-        answering error: ServiceError, lookup: CacheLookup, policy: CachePolicy
+    private nonisolated func standIn(
+        for error: ServiceError, lookup: CacheLookup, policy: CachePolicy
     ) -> TieredCache.Hit? {
-        guard let fallback = lookup.hit, !lookup.yieldedStored, Self.isNetworkFailure(error) else { return nil }
+        guard let fallback = lookup.hit, Self.isNetworkFailure(error) else { return nil }
         switch policy.mode {
         case .networkElseCache:
             return fallback
@@ -84,21 +86,15 @@ extension RequestCoordinator {
     }
 
     /// Whether a response the resource rejected (`error`) may be stored: as its
-    /// ``Resource/cacheableStatus`` says, and a server error (5xx) only under `http`, with
-    /// explicit freshness (`max-age`, `s-maxage` or `Expires`; or a 501, which is heuristically
-    /// cacheable), and only when no stored response answers in its place: storing it would
-    /// replace the response `stale-if-error` serves.
+    /// ``Resource/cacheableStatus`` says; a server error (5xx) only under `http`, and only when
+    /// no stored response may answer in its place (`stale-if-error`): storing it would replace
+    /// that response (its freshness is checked once it is an entry, see ``finishAndStore``).
     private nonisolated func storesRejected(
         _ head: HTTPResponse, error: ServiceError, plan: LoadPlan, lookup: CacheLookup
     ) -> Bool {
         guard plan.cacheableStatus.storesRejected(head.status) else { return false }
         guard head.status.code >= 500 else { return true }
-        let control = CacheControl(head.headerFields)
-        let fresh =
-            control.maxAge != nil || control.contains("s-maxage") || head.headerFields[.expires] != nil
-            || head.status.code == 501
-        return plan.cachePolicy.mode == .http && fresh
-            && fallback(answering: error, lookup: lookup, policy: plan.cachePolicy) == nil
+        return plan.cachePolicy.mode == .http && standIn(for: error, lookup: lookup, policy: plan.cachePolicy) == nil
     }
 
     /// Finishes a network response and stores it when it may be stored: after it decoded, or,
@@ -123,7 +119,10 @@ extension RequestCoordinator {
             && storesRejected(head, error: error, plan: plan, lookup: lookup)
         {
             if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
-                let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime)
+                let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime),
+                // A server error only while fresh as it arrives (explicit freshness, or a 501's
+                // heuristic one): a stale one would be of no use, and would replace the entry.
+                head.status.code < 500 || HTTPCacheRules.freshness(of: entry, now: responseTime).isFresh
             {
                 await store(
                     entry, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
