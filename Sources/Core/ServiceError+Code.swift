@@ -57,10 +57,11 @@ extension ServiceError {
         /// A compressed body was corrupt or ended before its stream did.
         public static let decompressionFailed = Code(
             "decompressionFailed", suggestion: "The compressed body is corrupt or incomplete; try again.")
-        /// The server used a content encoding that was not requested.
+        /// The server stacked more content codings than Courier decodes (5). A body in a coding
+        /// Courier does not know is not an error: it is handed on as it came.
         public static let unsupportedEncoding = Code(
             "unsupportedEncoding",
-            suggestion: "The server sent an encoding Courier did not ask for; report it to the server's operators.")
+            suggestion: "The server stacked more content codings than Courier decodes; report it to its operators.")
         /// The body (on the wire or decoded) exceeded the configured limit.
         public static let responseTooLarge = Code(
             "responseTooLarge", suggestion: "Raise the size limit, or download the body to a file instead.")

@@ -89,6 +89,21 @@ struct LoadTests {
         }
     }
 
+    @Test("a body still in a coding Courier does not know fails to decode with a message that says so")
+    func undecodedCodingIsNamed() async throws {
+        struct Encoded: Resource {
+            typealias Response = [Item]
+            let base: String
+            var endpoint: Endpoint { Endpoint(base, path: "/unknown-encoding") }
+        }
+        try await withCoordinator { server, coordinator in
+            let error = await serviceError { _ = try await Encoded(base: server.baseURL).load(using: coordinator) }
+            #expect(error?.code == .decodingFailed)
+            #expect(error?.message.contains("The body is still encoded (Content-Encoding: compress).") == true)
+            #expect(error?.bodyExcerpt == "not really compressed")
+        }
+    }
+
     @Test("Void, Data and String responses")
     func plainResponses() async throws {
         try await withCoordinator { server, coordinator in

@@ -79,10 +79,22 @@ import Testing
         }
     }
 
-    @Test func anEncodingCourierDidNotAskForIsAnError() async throws {
+    @Test("a body in a coding Courier does not know is handed on as it came, with its Content-Encoding")
+    func anUnknownCodingIsHandedOnAsItCame() async throws {
         try await withLoopback { server, transport in
-            let error = await serviceError { _ = try await transport.send(server.request("/unknown-encoding")) }
-            #expect(error?.code == .unsupportedEncoding)
+            let response = try await transport.send(server.request("/unknown-encoding"))
+            #expect(String(decoding: response.body, as: UTF8.self) == "not really compressed")
+            #expect(response.head.headerFields[.contentEncoding] == "compress")
+            #expect(response.metrics.decodedContentEncoding == "")
+            // A known coding over an unknown one is not undone either: the bytes stay whole.
+            let request = server.request("/stacked?codings=x-custom,gzip&n=100")
+            let gzipped = Compression.compress(Payloads.text(count: 100), format: .gzip)
+            let stacked = try await transport.send(request)
+            #expect(Array(stacked.body) == gzipped)
+            #expect(stacked.head.headerFields[.contentEncoding] == "x-custom, gzip")
+            let streamed = try await transport.stream(request)
+            #expect(streamed.head.headerFields[.contentEncoding] == "x-custom, gzip")
+            #expect(Array(try await streamed.body.collect()) == gzipped)
         }
     }
 }

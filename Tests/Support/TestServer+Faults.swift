@@ -27,8 +27,13 @@ extension TestServer {
             let value = String(repeating: "g", count: request.intQuery("kb", default: 200) << 10)
             out.raw("HTTP/1.1 200 OK\r\nX-Giant: \(value)\r\nContent-Length: 2\r\n\r\nok")
         case "/unknown-transfer-coding":
-            // A coding no client knows, the body delimited by the close; then one before chunked.
-            if request.query("chunked") == "1" {
+            // A coding no client knows, the body delimited by the close; then one before chunked,
+            // and one after it (which leaves the length unknown: malformed).
+            if request.query("after") == "1" {
+                out.raw(
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x-custom\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                )
+            } else if request.query("chunked") == "1" {
                 out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
             } else {
                 out.raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\n\r\nhello", thenClose: true)

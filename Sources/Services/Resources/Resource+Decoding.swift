@@ -55,8 +55,23 @@ enum JSONDecoding {
     static func failure(_ error: any Error, response: TransportResponse) -> ServiceError {
         if let error = error as? ServiceError { return error }
         return ServiceError(
-            .decodingFailed, "The response could not be decoded: \(detail(of: error)).", response: response.head,
-            bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+            .decodingFailed,
+            "The response could not be decoded: \(detail(of: error)).\(undecodedCodings(of: response.head))",
+            response: response.head, bodyExcerpt: ServiceError.excerpt(of: response), underlying: error)
+    }
+
+    /// A note when the body is still in a coding Courier did not undo (one it does not know,
+    /// handed on as it came, or any with `decompressesResponses` off): it explains the failure.
+    static func undecodedCodings(of head: HTTPResponse) -> String {
+        var codings = head.headerFields[.contentEncoding].map { ["Content-Encoding: \($0.prefix(64))"] } ?? []
+        if let transfer = head.headerFields[.transferEncoding],
+            !transfer.lowercased().split(separator: ",").allSatisfy({
+                $0.filter { $0 != " " && $0 != "\t" } == "chunked"
+            })
+        {
+            codings.append("Transfer-Encoding: \(transfer.prefix(64))")
+        }
+        return codings.isEmpty ? "" : " The body is still encoded (\(codings.joined(separator: ", ")))."
     }
 
     /// What went wrong where, for a `DecodingError`; the error's description otherwise.

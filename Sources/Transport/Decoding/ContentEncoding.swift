@@ -39,8 +39,10 @@ struct ContentCodings: Sendable, Equatable {
 
     private init(applied: [ContentEncoding]) { self.applied = applied }
 
-    /// Reads `Content-Encoding`; a coding other than gzip, deflate, br and zstd, or more than
-    /// ``maximumCount`` of them, is `unsupportedEncoding`.
+    /// Reads `Content-Encoding`. A body in a coding other than gzip, deflate, br and zstd is
+    /// handed on as it came, its `Content-Encoding` kept (as curl and browsers do: Courier
+    /// cannot undo that coding, so it undoes none); more than ``maximumCount`` codings is
+    /// `unsupportedEncoding`.
     init(headers: HTTPFields) throws(ServiceError) {
         var applied: [ContentEncoding] = []
         for field in headers[values: .contentEncoding] {
@@ -53,9 +55,8 @@ struct ContentCodings: Sendable, Equatable {
                 case "br": applied.append(.brotli)
                 case "zstd": applied.append(.zstd)
                 default:
-                    throw ServiceError(
-                        .unsupportedEncoding,
-                        "The server answered with Content-Encoding '\(name.prefix(32))', which was not requested.")
+                    self = .identity
+                    return
                 }
             }
         }

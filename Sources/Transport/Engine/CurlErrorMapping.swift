@@ -1,5 +1,4 @@
 internal import CCurl
-internal import HTTPTypes
 
 /// Turns curl's result codes into `ServiceError` codes that name the party at fault.
 ///
@@ -18,28 +17,15 @@ enum CurlErrorMapping {
         case receivingBody
     }
 
-    /// The error for curl's `code`; `response`, the head when it had arrived, explains a
-    /// transfer coding curl cannot decode.
-    static func error(
-        for code: CURLcode, detail: String, stage: Stage, response: HTTPResponse? = nil
-    ) -> ServiceError {
+    /// The error for curl's `code`.
+    static func error(for code: CURLcode, detail: String, stage: Stage) -> ServiceError {
         let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         let underlying = CurlError(code: Int(code.rawValue), message: message)
         let mapped = errorCode(for: code, detail: message, stage: stage)
-        var explained =
+        let explained =
             mapped == .headersTooLarge && code == CURLE_OUT_OF_MEMORY
             ? "A response header line exceeds curl's limit of 100 KiB." : message
-        // Courier decodes content codings itself (curl is not asked to), so curl's "content
-        // encoding" error names a transfer coding: one other than chunked, which nothing here
-        // can undo, so the body cannot be read (RFC 9112, section 6.1).
-        if code == CURLE_BAD_CONTENT_ENCODING, let codings = response?.headerFields[.transferEncoding] {
-            explained =
-                "The server sent a transfer coding Courier cannot decode (Transfer-Encoding: \(codings.prefix(200))): "
-                + "only chunked is read."
-        }
-        var error = ServiceError(mapped, explained, underlying: underlying)
-        if code == CURLE_BAD_CONTENT_ENCODING { error.response = response }
-        return error
+        return ServiceError(mapped, explained, underlying: underlying)
     }
 
     static func errorCode(for code: CURLcode, detail: String, stage: Stage) -> ServiceError.Code {

@@ -161,10 +161,15 @@ extension CurlEventLoop {
 
     /// Sets what is the same for every transfer, once per handle (and again after
     /// `curl_easy_reset`): curl opens and closes the handle's sockets through the loop's
-    /// ``SocketRegistry``, and the transport's ``ConnectionSettings``.
+    /// ``SocketRegistry``, and the transport's ``ConnectionSettings``. curl decodes no
+    /// coding but chunked: Courier undoes content codings itself, and hands on a body in a
+    /// transfer coding it cannot undo as it came (curl 7 would fail it as a bad content
+    /// encoding; curl 8 leaves codings it was not asked for alone).
     private func prepare(_ easy: UnsafeMutableRawPointer) -> CURLcode {
         _ = courier_easy_setopt_socket_callbacks(
             easy, socketOpenCallback, socketCloseCallback, Unmanaged.passUnretained(self).toOpaque())
+        let decoding = courier_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        guard decoding == CURLE_OK else { return decoding }
         return connections.apply(to: easy)
     }
 

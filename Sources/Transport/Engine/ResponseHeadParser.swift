@@ -7,7 +7,8 @@ internal import Glibc
 
 /// Builds the final response head from the header lines curl hands over, and rejects what
 /// curl lets through: bare CR or NUL in a line, obsolete line folding, conflicting
-/// `Content-Length` values, more than one `Location`, and blocks over a size limit.
+/// `Content-Length` values, more than one `Location`, a transfer coding after chunked, and
+/// blocks over a size limit.
 ///
 /// Interim 1xx heads are skipped. Lines after the final head are the trailer section, which
 /// ``ResponseTrailers`` reads under the same rules.
@@ -30,6 +31,8 @@ struct ResponseHeadParser: ~Copyable {
     private(set) var hasContentEncoding = false
     private var blockBytes = 0
     private var locationCount = 0
+    /// Whether a `Transfer-Encoding` element so far was chunked (which must be the last).
+    private var chunkedSeen = false
     /// Whether the head has a `Location` field.
     var hasLocation: Bool { locationCount > 0 }
     /// The recent fields of the thread that parsed the first field, and the number of the
@@ -112,6 +115,7 @@ struct ResponseHeadParser: ~Copyable {
             locationCount += 1
             if locationCount > 1 { throw malformed("The response has more than one Location header.") }
         case .contentEncoding: hasContentEncoding = true
+        case .transferEncoding: try checkTransferEncoding(value)
         case .setCookie, .other: break
         }
         let index = fieldCount
@@ -254,9 +258,23 @@ struct ResponseHeadParser: ~Copyable {
         }
     }
 
+    /// Chunked must be the last transfer coding, applied once (RFC 9112, section 6.1). A coding
+    /// after it leaves the body's end unknown (the connection's close, by section 6.3, where
+    /// curl reads chunks): a broken server or a response-splitting attempt, never read.
+    private mutating func checkTransferEncoding(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
+        for element in String(decoding: value, as: UTF8.self).split(separator: ",") {
+            let coding = element.filter { $0 != " " && $0 != "\t" }
+            guard !coding.isEmpty else { continue }
+            if chunkedSeen {
+                throw malformed("The response applies a transfer coding after chunked, so its length is unknown.")
+            }
+            chunkedSeen = coding.lowercased() == "chunked"
+        }
+    }
+
     /// What the parser checks a field for, beyond its value.
     enum Role {
-        case contentLength, location, contentEncoding
+        case contentLength, location, contentEncoding, transferEncoding
         /// A field that may carry a secret (as may `Location`): never kept in ``RecentFields``.
         case setCookie
         case other
@@ -266,6 +284,7 @@ struct ResponseHeadParser: ~Copyable {
             case .contentLength: self = .contentLength
             case .location: self = .location
             case .contentEncoding: self = .contentEncoding
+            case .transferEncoding: self = .transferEncoding
             case .setCookie: self = .setCookie
             default: self = .other
             }

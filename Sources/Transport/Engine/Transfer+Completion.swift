@@ -14,8 +14,7 @@ extension Transfer {
         } else if code != CURLE_OK {
             outcome = .failure(
                 CurlErrorMapping.error(
-                    for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage,
-                    response: head.response))
+                    for: code, detail: errorBuffer.map { String(cString: $0) } ?? "", stage: stage))
         } else if let response = head.response {
             let metrics = readMetrics()
             var redirect: String?
