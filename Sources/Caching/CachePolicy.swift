@@ -34,6 +34,9 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
     package let tiers: Tiers
     /// How loads under this policy collapse across the fleet (nil: they do not).
     public private(set) var fleetCollapsing: FleetCollapsing? = nil
+    /// How long past its freshness a stored response may answer when the origin cannot be
+    /// reached (nil: only as `stale-if-error` allows). See ``servingStaleWhenUnreachable(upTo:)``.
+    package private(set) var staleWhenUnreachable: Duration? = nil
 
     /// Whether loads read or write the cache at all.
     package var usesCache: Bool { mode != .networkOnly && !tiers.isEmpty }
@@ -66,6 +69,29 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
         return policy
     }
 
+    /// This ``http(tiers:)`` policy, answering with a stored response up to `maximumStaleness`
+    /// past its freshness when the origin cannot be reached: no connection or name, a timeout,
+    /// the connection closed before the response was whole, or the host's circuit open (RFC
+    /// 9111, section 4.2.4, lets a disconnected cache do so). A response that says
+    /// `must-revalidate` or `no-cache` (in a shared tier also `proxy-revalidate` or `s-maxage`)
+    /// never answers so; a response's own `stale-if-error` window still applies when longer.
+    /// `Loaded` then says `isStale`, with the failure in `networkError`. Other policies ignore it
+    /// (``networkElseCache(tiers:)`` answers from the cache after any failure).
+    ///
+    /// ```swift
+    /// var cachePolicy: CachePolicy { .http().servingStaleWhenUnreachable(upTo: .seconds(3600)) }
+    /// ```
+    public func servingStaleWhenUnreachable(upTo maximumStaleness: Duration = .seconds(86_400)) -> CachePolicy {
+        var policy = self
+        policy.staleWhenUnreachable = max(.zero, maximumStaleness)
+        return policy
+    }
+
+    /// ``staleWhenUnreachable`` in seconds.
+    package var staleAllowanceWhenUnreachable: Double? {
+        staleWhenUnreachable.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+    }
+
     public var description: String {
         let name =
             switch mode {
@@ -75,7 +101,11 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
             case .networkElseCache: "networkElseCache"
             case .http: "http"
             }
-        guard let fleet = fleetCollapsing else { return name }
-        return "\(name).collapsingAcrossFleet(wait: \(fleet.wait), lease: \(fleet.lease))"
+        var text = name
+        if let staleness = staleWhenUnreachable { text += ".servingStaleWhenUnreachable(upTo: \(staleness))" }
+        if let fleet = fleetCollapsing {
+            text += ".collapsingAcrossFleet(wait: \(fleet.wait), lease: \(fleet.lease))"
+        }
+        return text
     }
 }

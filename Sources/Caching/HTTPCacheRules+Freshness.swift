@@ -140,16 +140,21 @@ extension HTTPCacheRules {
         return freshness.staleness <= TimeInterval(seconds)
     }
 
-    /// Whether `entry` may stand in for a failed request (`stale-if-error`): fresh, or stale by
-    /// no more than the window, and neither `must-revalidate` nor an unqualified `no-cache` (nor,
-    /// when `shared`, `proxy-revalidate` or `s-maxage`).
-    package static func mayServeOnError(_ entry: CachedResponse, now: Date, shared: Bool = false) -> Bool {
+    /// Whether `entry` may stand in for a failed request: fresh, or stale by no more than its
+    /// `stale-if-error` window or the cache's own `allowance` (a disconnected cache's, RFC 9111
+    /// section 4.2.4), whichever is longer, and neither `must-revalidate` nor an unqualified
+    /// `no-cache` (nor, when `shared`, `proxy-revalidate` or `s-maxage`).
+    package static func mayServeOnError(
+        _ entry: CachedResponse, now: Date, shared: Bool = false, allowance: TimeInterval? = nil
+    ) -> Bool {
         let control = CacheControl(entry.headerFields)
         guard !control.mustRevalidate(shared: shared), !control.requiresRevalidation else { return false }
         let freshness = freshness(of: entry, now: now, shared: shared)
         if freshness.isFresh { return true }
-        guard let window = control.staleIfError else { return false }
-        return freshness.staleness <= TimeInterval(window)
+        guard let window = [control.staleIfError.map(TimeInterval.init), allowance].compactMap({ $0 }).max() else {
+            return false
+        }
+        return freshness.staleness <= window
     }
 
     /// `entry` as it may be sent without revalidation: without the fields a qualified `no-cache`

@@ -309,6 +309,41 @@ struct CachingTests {
         }
     }
 
+    @Test("servingStaleWhenUnreachable: a stale value answers when the origin gives no answer, within the allowance")
+    func staleWhenUnreachable() async throws {
+        try await withCachingCoordinator { server, coordinator, clock in
+            let query = ["cc": "max-age=1", "etag": "1"]
+            let allowing = CachePolicy.http().servingStaleWhenUnreachable(upTo: .seconds(600))
+            let resource = CachedResource(baseURL: server.baseURL, key: "swu", query: query, cachePolicy: allowing)
+            let plain = CachedResource(baseURL: server.baseURL, key: "swu", query: query)
+            let stored = try await resource.load(using: coordinator)
+            clock.advance(10)
+            server.failCacheKey("swu", status: 0)
+            // Without the allowance, the stale entry does not answer.
+            #expect(await serviceError { _ = try await plain.load(using: coordinator) }?.code == .connectionClosed)
+            let dropped = try await resource.loadResponse(using: coordinator)
+            #expect(dropped.value == stored && dropped.isStale && dropped.networkError?.code == .connectionClosed)
+            // An answer, even a failing one, is not "unreachable".
+            server.failCacheKey("swu", status: 503)
+            #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.status?.code == 503)
+            // Neither must-revalidate nor no-cache may be served stale.
+            for control in ["max-age=1, must-revalidate", "no-cache"] {
+                let key = "swu-\(control.count)"
+                let strict = CachedResource(
+                    baseURL: server.baseURL, key: key, query: ["cc": control, "etag": "1"], cachePolicy: allowing)
+                _ = try await strict.load(using: coordinator)
+                clock.advance(10)
+                server.failCacheKey(key, status: 0)
+                #expect(await serviceError { _ = try await strict.load(using: coordinator) }?.code == .connectionClosed)
+            }
+            await server.stop()
+            let down = try await resource.loadResponse(using: coordinator)
+            #expect(down.value == stored && down.isStale && down.networkError?.code == .cannotConnect)
+            clock.advance(600)
+            #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.code == .cannotConnect)
+        }
+    }
+
     @Test("must-revalidate: a stale value is never served, even on error")
     func mustRevalidate() async throws {
         try await withCachingCoordinator { server, coordinator, clock in

@@ -54,7 +54,8 @@ extension TestServer {
         cacheRoutes.withLock { $0[key, default: CacheRouteState()].cacheControl = value }
     }
 
-    /// Makes `/cache?key=<key>` answer `status` (nil: answer normally again).
+    /// Makes `/cache?key=<key>` answer `status` (nil: answer normally again; 0: close the
+    /// connection without an answer, as a server that went away mid-request).
     public func failCacheKey(_ key: String, status: Int?) {
         cacheRoutes.withLock { $0[key, default: CacheRouteState()].failure = status }
     }
@@ -65,6 +66,10 @@ extension TestServer {
         let state = cacheRoutes.withLock { routes in
             routes[key, default: CacheRouteState()].requests += 1
             return routes[key]!
+        }
+        if state.failure == 0 {
+            out.close()
+            return true
         }
         if let failure = state.failure {
             var headers = [("Content-Type", "text/plain")]

@@ -65,7 +65,8 @@ extension RequestCoordinator {
 
     /// The stored response that may answer in place of the network's failure `error`, if any:
     /// under `networkElseCache` any, under `http` one `stale-if-error` allows (RFC 5861:
-    /// failures to connect, and 500, 502, 503 and 504).
+    /// failures to connect, and 500, 502, 503 and 504), or, when the origin could not be
+    /// reached, one ``CachePolicy/servingStaleWhenUnreachable(upTo:)`` allows.
     private nonisolated func standIn(
         for error: ServiceError, lookup: CacheLookup, policy: CachePolicy
     ) -> TieredCache.Hit? {
@@ -75,9 +76,11 @@ extension RequestCoordinator {
             return fallback
         case .http:
             let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
+            let allowance = Self.isUnreachable(error) ? policy.staleAllowanceWhenUnreachable : nil
             guard serverError,
                 HTTPCacheRules.mayServeOnError(
-                    fallback.response, now: configuration.now(), shared: fallback.tier == .shared)
+                    fallback.response, now: configuration.now(), shared: fallback.tier == .shared,
+                    allowance: allowance)
             else { return nil }
             return fallback
         default:

@@ -148,6 +148,18 @@ extension RequestCoordinator {
         }
     }
 
+    /// Whether `error` says the origin gave no answer: no connection, no name, a timeout, the
+    /// connection dropped before the response was whole, or the host's circuit open. A TLS or
+    /// pinning failure is not one: it may be an impostor, and a stored answer would hide it.
+    static func isUnreachable(_ error: ServiceError) -> Bool {
+        switch error.code {
+        case .cannotConnect, .dnsFailed, .timedOut, .connectionClosed, .truncatedBody, .networkFailed, .circuitOpen:
+            true
+        default:
+            false
+        }
+    }
+
     /// Failures that mean the network (or the server) could not answer, as opposed to an answer
     /// the resource rejected.
     static func isNetworkFailure(_ error: ServiceError) -> Bool {
