@@ -71,10 +71,11 @@ public struct CachePolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// This ``http(tiers:)`` policy, answering with a stored response up to `maximumStaleness`
     /// past its freshness when the origin cannot be reached: no connection or name, a timeout,
-    /// the connection closed before the response was whole, or the host's circuit open (RFC
-    /// 9111, section 4.2.4, lets a disconnected cache do so). A response that says
-    /// `must-revalidate` or `no-cache` (in a shared tier also `proxy-revalidate` or `s-maxage`)
-    /// never answers so; a response's own `stale-if-error` window still applies when longer.
+    /// the connection closed before a response head (RFC 9111, section 4.2.4, lets a
+    /// disconnected cache do so). A response that says `must-revalidate` or `no-cache` (in a
+    /// shared tier also `proxy-revalidate` or `s-maxage`) never answers so, nor does any to a
+    /// request with `no-cache`, `max-age` or `min-fresh`; a request's `max-stale=N` lowers the
+    /// allowance to N, a response's `stale-if-error` window applies when longer.
     /// `Loaded` then says `isStale`, with the failure in `networkError`. Other policies ignore it
     /// (``networkElseCache(tiers:)`` answers from the cache after any failure).
     ///

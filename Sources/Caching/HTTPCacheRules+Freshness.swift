@@ -157,6 +157,16 @@ extension HTTPCacheRules {
         return freshness.staleness <= window
     }
 
+    /// What a disconnected cache's `allowance` of staleness becomes for `request`: none when it
+    /// asks for a fresh or revalidated answer (`no-cache`, `max-age`, `min-fresh`), at most its
+    /// `max-stale=N`.
+    package static func staleAllowance(_ allowance: TimeInterval, for request: HTTPRequest) -> TimeInterval? {
+        let control = CacheControl(request.headerFields)
+        if control.noCache || control.maxAge != nil || control.seconds("min-fresh") != nil { return nil }
+        guard let limit = control.seconds("max-stale")?.value else { return allowance }
+        return min(allowance, TimeInterval(limit))
+    }
+
     /// `entry` as it may be sent without revalidation: without the fields a qualified `no-cache`
     /// names (`no-cache="Set-Cookie"`, section 5.2.2.4); after a successful revalidation the
     /// stored fields are all sent.

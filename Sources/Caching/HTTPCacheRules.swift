@@ -75,10 +75,16 @@ package enum HTTPCacheRules {
     }
 
     /// The fields of `response` worth storing: without the hop-by-hop fields and the fields
-    /// its `Connection` names (section 3.1).
+    /// its `Connection` names (section 3.1). One exception: a transfer coding other than chunked,
+    /// which Courier hands on undone, stays in `Transfer-Encoding` (chunked removed), so that a
+    /// stored body says what the network's did: that it is still in that coding.
     package static func storedFields(of response: HTTPResponse) -> HTTPFields {
         var fields = response.headerFields
         for name in connectionFields(of: response.headerFields) { fields[values: name] = [] }
+        let transferCodings = response.headerFields[values: .transferEncoding]
+            .flatMap { $0.split(separator: ",") }.map { String($0).trimmedSpaces }
+            .filter { !$0.isEmpty && $0.lowercased() != "chunked" }
+        if !transferCodings.isEmpty { fields[.transferEncoding] = transferCodings.joined(separator: ", ") }
         return fields
     }
 

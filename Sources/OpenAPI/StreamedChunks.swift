@@ -12,10 +12,11 @@ struct StreamedChunks: AsyncSequence, Sendable {
     let chunks: TransportBody
 
     /// The body of `load`, of known length when the server declared one for the bytes as
-    /// delivered (a `Content-Length` and no `Content-Encoding`, which curl inflates).
+    /// delivered: a `Content-Length`, and neither a `Content-Encoding` (which Courier may
+    /// decode) nor a `Transfer-Encoding` (whose body's end is not that length).
     static func body(_ load: StreamedLoad) -> HTTPBody {
         var length = HTTPBody.Length.unknown
-        if load.response.headerFields[.contentEncoding] == nil,
+        if load.response.headerFields[.contentEncoding] == nil, load.response.headerFields[.transferEncoding] == nil,
             let declared = load.response.headerFields[.contentLength].flatMap({ Int64($0) }), declared >= 0
         {
             length = .known(declared)

@@ -323,6 +323,13 @@ struct CachingTests {
             #expect(await serviceError { _ = try await plain.load(using: coordinator) }?.code == .connectionClosed)
             let dropped = try await resource.loadResponse(using: coordinator)
             #expect(dropped.value == stored && dropped.isStale && dropped.networkError?.code == .connectionClosed)
+            // A request that wants a fresh answer gets none stale; its max-stale caps the allowance.
+            for directive in ["no-cache", "max-age=5", "min-fresh=1", "max-stale=5"] {
+                var asking = resource
+                asking.headers[.cacheControl] = directive
+                let error = await serviceError { _ = try await asking.load(using: coordinator) }
+                #expect(error?.code == .connectionClosed, "\(directive)")
+            }
             // An answer, even a failing one, is not "unreachable".
             server.failCacheKey("swu", status: 503)
             #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.status?.code == 503)
@@ -341,6 +348,25 @@ struct CachingTests {
             #expect(down.value == stored && down.isStale && down.networkError?.code == .cannotConnect)
             clock.advance(600)
             #expect(await serviceError { _ = try await resource.load(using: coordinator) }?.code == .cannotConnect)
+        }
+    }
+
+    @Test("a body in a transfer coding other than chunked is stored with that coding in its Transfer-Encoding")
+    func transferCodedBodyKeepsItsCoding() async throws {
+        struct TransferCoded: Resource {
+            typealias Response = Data
+            let base: String
+            var endpoint: Endpoint { Endpoint(base, path: "/unknown-transfer-coding", query: ["chunked": "1"]) }
+            var cachePolicy: CachePolicy { .cacheElseNetwork(maxAge: .seconds(60)) }
+        }
+        try await withCachingCoordinator { server, coordinator, _ in
+            let resource = TransferCoded(base: server.baseURL)
+            let network = try await resource.loadResponse(using: coordinator)
+            #expect(
+                network.source == .network && network.response.headerFields[.transferEncoding] == "x-custom, chunked")
+            let stored = try await resource.loadResponse(using: coordinator)
+            #expect(stored.source == .memory && stored.value == Data("hello".utf8))
+            #expect(stored.response.headerFields[.transferEncoding] == "x-custom")
         }
     }
 

@@ -30,6 +30,7 @@ import Testing
         try await withLoopback { server, transport in
             for (route, codings) in [
                 ("/unknown-transfer-coding", "x-custom"), ("/unknown-transfer-coding?chunked=1", "x-custom, chunked"),
+                ("/unknown-transfer-coding?twice=1", "chunked, Chunked"),
             ] {
                 let response = try await transport.send(server.request(route))
                 #expect(String(decoding: response.body, as: UTF8.self) == "hello", "\(route)")

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// Stalls: `/stall-before-head` (nothing at all), `/stall-after-head` (a head promising a body,
 /// then nothing); `/stall` (in `route`) stalls mid-body. Framing: `/garbage-status`, `/http09`,
 /// `/giant-header-line?kb=`, `/many-headers?n=`, `/bad-chunk-size`, `/overflowing-chunk-size`,
-/// `/unknown-transfer-coding[?chunked=1]`. Codings:
+/// `/unknown-transfer-coding[?chunked=1|after=1|twice=1]`. Codings:
 /// `/stacked?codings=gzip,br,zstd&n=` (applied in the order listed, as `Content-Encoding` lists
 /// them), `/coded-fault?coding=&fault=`. Redirects: `/redirect-file`. Sizes: `/announce?length=&status=` answers a head with
 /// `Content-Length: length` (and, but for HEAD, 1xx, 204 and 304, 16 bytes of it, then closes).
@@ -28,8 +28,12 @@ extension TestServer {
             out.raw("HTTP/1.1 200 OK\r\nX-Giant: \(value)\r\nContent-Length: 2\r\n\r\nok")
         case "/unknown-transfer-coding":
             // A coding no client knows, the body delimited by the close; then one before chunked,
-            // and one after it (which leaves the length unknown: malformed).
-            if request.query("after") == "1" {
+            // and one after it (which leaves the length unknown: malformed); chunked twice.
+            if request.query("twice") == "1" {
+                out.raw(
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                )
+            } else if request.query("after") == "1" {
                 out.raw(
                     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x-custom\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
                 )

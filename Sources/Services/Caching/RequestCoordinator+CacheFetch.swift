@@ -55,7 +55,9 @@ extension RequestCoordinator {
             return (value, network)
         } catch let error as ServiceError {
             // `updates()` handed the stored value over already: it gets the failure.
-            guard !lookup.yieldedStored, let fallback = standIn(for: error, lookup: lookup, policy: policy) else {
+            guard !lookup.yieldedStored,
+                let fallback = standIn(for: error, lookup: lookup, policy: policy, request: request)
+            else {
                 throw error
             }
             return try await serveAfterError(
@@ -66,9 +68,9 @@ extension RequestCoordinator {
     /// The stored response that may answer in place of the network's failure `error`, if any:
     /// under `networkElseCache` any, under `http` one `stale-if-error` allows (RFC 5861:
     /// failures to connect, and 500, 502, 503 and 504), or, when the origin could not be
-    /// reached, one ``CachePolicy/servingStaleWhenUnreachable(upTo:)`` allows.
+    /// reached, one ``CachePolicy/servingStaleWhenUnreachable(upTo:)`` allows for `request`.
     private nonisolated func standIn(
-        for error: ServiceError, lookup: CacheLookup, policy: CachePolicy
+        for error: ServiceError, lookup: CacheLookup, policy: CachePolicy, request: HTTPRequest? = nil
     ) -> TieredCache.Hit? {
         guard let fallback = lookup.hit, Self.isNetworkFailure(error) else { return nil }
         switch policy.mode {
@@ -76,7 +78,9 @@ extension RequestCoordinator {
             return fallback
         case .http:
             let serverError = error.status.map { HTTPCacheRules.isServerError($0.code) } ?? true
-            let allowance = Self.isUnreachable(error) ? policy.staleAllowanceWhenUnreachable : nil
+            let allowance = policy.staleAllowanceWhenUnreachable.flatMap { allowance in
+                request.flatMap { Self.isUnreachable(error) ? HTTPCacheRules.staleAllowance(allowance, for: $0) : nil }
+            }
             guard serverError,
                 HTTPCacheRules.mayServeOnError(
                     fallback.response, now: configuration.now(), shared: fallback.tier == .shared,

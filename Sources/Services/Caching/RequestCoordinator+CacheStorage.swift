@@ -149,11 +149,12 @@ extension RequestCoordinator {
     }
 
     /// Whether `error` says the origin gave no answer: no connection, no name, a timeout, the
-    /// connection dropped before the response was whole, or the host's circuit open. A TLS or
-    /// pinning failure is not one: it may be an impostor, and a stored answer would hide it.
+    /// connection closed before a response head. Not a TLS or pinning failure (it may be an
+    /// impostor, which a stored answer would hide), a body cut short (a head came, which may
+    /// have said something new), nor an open circuit (a run of 5xx answers opens it too).
     static func isUnreachable(_ error: ServiceError) -> Bool {
         switch error.code {
-        case .cannotConnect, .dnsFailed, .timedOut, .connectionClosed, .truncatedBody, .networkFailed, .circuitOpen:
+        case .cannotConnect, .dnsFailed, .timedOut, .connectionClosed, .networkFailed:
             true
         default:
             false

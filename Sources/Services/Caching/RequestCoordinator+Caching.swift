@@ -29,7 +29,8 @@ extension RequestCoordinator {
     /// 5. Store what was decoded successfully (or rejected, as ``Resource/cacheableStatus``
     ///    allows) and may be stored.
     /// 6. When the network fails, serve the entry if the policy allows (`networkElseCache`, or
-    ///    `stale-if-error` under `http`), saying so in ``Loaded/networkError``.
+    ///    `stale-if-error` or `servingStaleWhenUnreachable` under `http`), saying so in
+    ///    ``Loaded/networkError``.
     nonisolated func runCached<T: Sendable>(
         _ plan: LoadPlan, cache: TieredCache, intent: CacheIntent<T>,
         finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T

@@ -63,14 +63,15 @@ enum JSONDecoding {
     /// A note when the body is still in a coding Courier did not undo (one it does not know,
     /// handed on as it came, or any with `decompressesResponses` off): it explains the failure.
     static func undecodedCodings(of head: HTTPResponse) -> String {
-        var codings = head.headerFields[.contentEncoding].map { ["Content-Encoding: \($0.prefix(64))"] } ?? []
-        if let transfer = head.headerFields[.transferEncoding],
-            !transfer.lowercased().split(separator: ",").allSatisfy({
-                $0.filter { $0 != " " && $0 != "\t" } == "chunked"
-            })
-        {
-            codings.append("Transfer-Encoding: \(transfer.prefix(64))")
+        func applied(_ name: HTTPField.Name, besides plain: Set<String>) -> String? {
+            guard let value = head.headerFields[name] else { return nil }
+            let codings = value.lowercased().split(separator: ",").map { $0.filter { $0 != " " && $0 != "\t" } }
+            return codings.allSatisfy { $0.isEmpty || plain.contains($0) } ? nil : "\(name): \(value.prefix(64))"
         }
+        let codings = [
+            applied(.contentEncoding, besides: ["identity"]),
+            applied(.transferEncoding, besides: ["identity", "chunked"]),
+        ].compactMap { $0 }
         return codings.isEmpty ? "" : " The body is still encoded (\(codings.joined(separator: ", ")))."
     }
 

@@ -258,17 +258,28 @@ struct ResponseHeadParser: ~Copyable {
         }
     }
 
-    /// Chunked must be the last transfer coding, applied once (RFC 9112, section 6.1). A coding
-    /// after it leaves the body's end unknown (the connection's close, by section 6.3, where
-    /// curl reads chunks): a broken server or a response-splitting attempt, never read.
+    /// Chunked must be the last transfer coding (RFC 9112, section 6.1). A coding after it
+    /// leaves the body's end unknown (the connection's close, by section 6.3, where curl reads
+    /// chunks): a broken server or a response-splitting attempt, never read. chunked repeated
+    /// (on two lines, as some servers send it) is read once, as curl does.
     private mutating func checkTransferEncoding(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
-        for element in String(decoding: value, as: UTF8.self).split(separator: ",") {
-            let coding = element.filter { $0 != " " && $0 != "\t" }
-            guard !coding.isEmpty else { continue }
-            if chunkedSeen {
+        var start = 0
+        while start < value.count {
+            var end = start
+            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start
+            var last = end
+            while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
+            while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
+            start = end + 1
+            guard last > first else { continue }
+            let isChunked =
+                last - first == 7
+                && zip(value[first..<last], "chunked".utf8).allSatisfy { $0 | 0x20 == $1 }
+            if chunkedSeen && !isChunked {
                 throw malformed("The response applies a transfer coding after chunked, so its length is unknown.")
             }
-            chunkedSeen = coding.lowercased() == "chunked"
+            chunkedSeen = chunkedSeen || isChunked
         }
     }
 
