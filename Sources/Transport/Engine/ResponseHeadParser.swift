@@ -233,19 +233,12 @@ struct ResponseHeadParser: ~Copyable {
 
     private mutating func checkContentLength(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
         // A list of identical values is allowed (RFC 9110, 8.6); different ones are not.
-        var start = 0
-        while start <= value.count {
-            var end = start
-            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
-            var first = start
-            var last = end
-            while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
-            while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
-            guard last > first, last - first <= 18 else {
+        try Self.forEachElement(of: value) { (element) throws(ServiceError) in
+            guard !element.isEmpty, element.count <= 18 else {
                 throw malformed("The response has an invalid Content-Length.")
             }
             var parsed: Int64 = 0
-            for index in first..<last {
+            for index in element {
                 let digit = value[index] &- 0x30
                 guard digit < 10 else { throw malformed("The response has an invalid Content-Length.") }
                 parsed = parsed * 10 + Int64(digit)
@@ -254,7 +247,6 @@ struct ResponseHeadParser: ~Copyable {
                 throw malformed("The response has conflicting Content-Length values.")
             }
             contentLength = parsed
-            start = end + 1
         }
     }
 
@@ -263,23 +255,33 @@ struct ResponseHeadParser: ~Copyable {
     /// chunks): a broken server or a response-splitting attempt, never read. chunked repeated
     /// (on two lines, as some servers send it) is read once, as curl does.
     private mutating func checkTransferEncoding(_ value: UnsafeRawBufferPointer) throws(ServiceError) {
+        try Self.forEachElement(of: value) { (element) throws(ServiceError) in
+            guard !element.isEmpty else { return }
+            let isChunked =
+                element.count == 7 && zip(value[element], "chunked".utf8).allSatisfy { $0 | 0x20 == $1 }
+            if chunkedSeen && !isChunked {
+                throw malformed("The response applies a transfer coding after chunked, so its length is unknown.")
+            }
+            chunkedSeen = chunkedSeen || isChunked
+        }
+    }
+
+    /// Calls `body` with each comma-separated element of a field's `value`, as the range of its
+    /// bytes without surrounding spaces and tabs (empty for an empty element).
+    @inline(__always)
+    private static func forEachElement(
+        of value: UnsafeRawBufferPointer, _ body: (Range<Int>) throws(ServiceError) -> Void
+    ) throws(ServiceError) {
         var start = 0
-        while start < value.count {
+        while start <= value.count {
             var end = start
             while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
             var first = start
             var last = end
             while first < last, value[first] == 0x20 || value[first] == 0x09 { first += 1 }
             while last > first, value[last - 1] == 0x20 || value[last - 1] == 0x09 { last -= 1 }
+            try body(first..<last)
             start = end + 1
-            guard last > first else { continue }
-            let isChunked =
-                last - first == 7
-                && zip(value[first..<last], "chunked".utf8).allSatisfy { $0 | 0x20 == $1 }
-            if chunkedSeen && !isChunked {
-                throw malformed("The response applies a transfer coding after chunked, so its length is unknown.")
-            }
-            chunkedSeen = chunkedSeen || isChunked
         }
     }
 
