@@ -85,31 +85,21 @@ extension RequestCoordinator {
         defer { watch?.end() }
         var waited = Duration.zero
         var pause = FleetCollapsing.firstPoll
+        // After an entry change with nothing to serve, the load waits on at once: the holder is
+        // still storing, and a release heard during the read (say `notStored`) is still unread.
+        var waitsOn = false
         while true {
             let callsStarted = ContinuousClock.now
-            do {
-                if waited > .zero, try await leasing.entry(for: key)?.isWhole == true {
-                    reportFleet(.leaseWaited(key: key.description), plan: plan)
-                    return .found(nil)
+            if waitsOn {
+                waitsOn = false
+            } else {
+                if let decision = await attemptLease(
+                    leasing, key: key, fleet: fleet, plan: plan, waited: waited, watch: watch)
+                {
+                    return decision
                 }
-                watch?.discardUnread()
-                if let lease = try await leasing.acquireLease(on: key, for: fleet.lease) {
-                    // Another holder may have stored the entry and left since this load looked:
-                    // before its first poll, or between its last poll and this lease (a race the
-                    // PostgreSQL fleet tests hit: two origin requests instead of one).
-                    if try await leasing.entry(for: key)?.isWhole == true {
-                        await release(lease, from: leasing, answered: true, plan: plan)
-                        if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
-                        return .found(nil)
-                    }
-                    reportFleet(.leaseTaken(key: key.description), plan: plan)
-                    return .leased(lease)
-                }
-            } catch {
-                if !Task.isCancelled { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
-                return .fetch
+                waited += ContinuousClock.now - callsStarted
             }
-            waited += ContinuousClock.now - callsStarted
             guard waited < fleet.wait else {
                 reportFleet(.leaseWaitTimedOut(key: key.description), plan: plan)
                 plan.logger?.debug(
@@ -136,7 +126,8 @@ extension RequestCoordinator {
                         return .found(hit)
                     }
                     waited += ContinuousClock.now - started
-                    continue  // nothing to serve: look for the lease, then wait on
+                    waitsOn = true
+                    continue  // nothing to serve: wait on
                 case .notStored?:
                     reportFleet(.leaseReleasedUnstored(key: key.description), plan: plan)
                     return .fetch
@@ -156,6 +147,36 @@ extension RequestCoordinator {
                 waited += step
             }
             pause = min(pause * 2, notified ? FleetCollapsing.longestNotifiedPoll : FleetCollapsing.longestPoll)
+        }
+    }
+
+    /// One look at the fleet: the entry another process stored (once the load has waited), else
+    /// the lease when it is free; nil while another holder has it. An unread release on `watch`
+    /// is forgotten first: it was an earlier holder's.
+    private nonisolated func attemptLease(
+        _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan, waited: Duration,
+        watch: LeaseWatch?
+    ) async -> FleetDecision? {
+        do {
+            if waited > .zero, try await leasing.entry(for: key)?.isWhole == true {
+                reportFleet(.leaseWaited(key: key.description), plan: plan)
+                return .found(nil)
+            }
+            watch?.discardUnread()
+            guard let lease = try await leasing.acquireLease(on: key, for: fleet.lease) else { return nil }
+            // Another holder may have stored the entry and left since this load looked: before
+            // its first poll, or between its last poll and this lease (a race the PostgreSQL
+            // fleet tests hit: two origin requests instead of one).
+            if try await leasing.entry(for: key)?.isWhole == true {
+                await release(lease, from: leasing, answered: true, plan: plan)
+                if waited > .zero { reportFleet(.leaseWaited(key: key.description), plan: plan) }
+                return .found(nil)
+            }
+            reportFleet(.leaseTaken(key: key.description), plan: plan)
+            return .leased(lease)
+        } catch {
+            if !Task.isCancelled { reportFleet(.storeFailed(leasing.tier, reason: "\(error)"), plan: plan) }
+            return .fetch
         }
     }
 
