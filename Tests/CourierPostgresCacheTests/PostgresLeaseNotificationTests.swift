@@ -65,12 +65,21 @@ struct PostgresLeaseNotificationTests {
     static func boundedLoad(
         _ resource: FleetGateResource, using waiter: RequestCoordinator
     ) -> (Task<Loaded<Data>, any Error>, Task<Void, any Error>) {
-        let load = Task { try await resource.loadResponse(using: waiter) }
+        let (loads, timeout) = boundedLoads(resource, using: [waiter], within: .seconds(30))
+        return (loads[0], timeout)
+    }
+
+    /// `resource`'s loads, one by each of `waiters`, cancelled after `limit`. Cancel the second
+    /// task once the loads are done.
+    static func boundedLoads(
+        _ resource: FleetGateResource, using waiters: [RequestCoordinator], within limit: Duration
+    ) -> ([Task<Loaded<Data>, any Error>], Task<Void, any Error>) {
+        let loads = waiters.map { waiter in Task { try await resource.loadResponse(using: waiter) } }
         let timeout = Task {
-            try await Task.sleep(for: .seconds(30))
-            load.cancel()
+            try await Task.sleep(for: limit)
+            for load in loads { load.cancel() }
         }
-        return (load, timeout)
+        return (loads, timeout)
     }
 
     static func names(_ events: AsyncStream<CoordinatorEvent>) async -> [String] {
@@ -203,12 +212,8 @@ struct PostgresLeaseNotificationTests {
                         let streams = waiters.map { $0.events(bufferingNewest: 100) }
                         let held = Task { try await resource.loadResponse(using: holder) }
                         #expect(await server.waitUntilHeld(name, count: 1))
-                        let waited = waiters.map { waiter in Task { try await resource.loadResponse(using: waiter) } }
                         // Bounded: loads no notification reaches wait for the stalled clock.
-                        let timeout = Task {
-                            try await Task.sleep(for: .seconds(60))
-                            for load in waited { load.cancel() }
-                        }
+                        let (waited, timeout) = Self.boundedLoads(resource, using: waiters, within: .seconds(60))
                         defer { timeout.cancel() }
                         #expect(await Self.waitUntilWatching(firstStore, watches: 1))
                         #expect(await Self.waitUntilWatching(secondStore, watches: 1))
