@@ -92,16 +92,25 @@ extension RequestCoordinator {
         }
     }
 
-    /// Whether a response the resource rejected (`error`) may be stored: as its
-    /// ``Resource/cacheableStatus`` says; a server error (5xx) only under `http`, and only when
-    /// no stored response may answer in its place (`stale-if-error`): storing it would replace
-    /// that response (its freshness is checked once it is an entry, see ``finishAndStore``).
-    private nonisolated func storesRejected(
-        _ head: HTTPResponse, error: ServiceError, plan: LoadPlan, lookup: CacheLookup
-    ) -> Bool {
-        guard plan.cacheableStatus.storesRejected(head.status) else { return false }
-        guard head.status.code >= 500 else { return true }
-        return plan.cachePolicy.mode == .http && standIn(for: error, lookup: lookup, policy: plan.cachePolicy) == nil
+    /// The entry to store for a response the resource rejected (`error`), if any: as its
+    /// ``Resource/cacheableStatus`` says, when HTTP lets the response be stored; a server error
+    /// (5xx) only under `http`, only while it is fresh as it arrives (explicit freshness, or a
+    /// 501's heuristic one: a stale one would be of no use), and only when no stored response
+    /// may answer in its place (`stale-if-error`), which it would replace.
+    private nonisolated func rejectedEntry(
+        _ network: Execution, error: ServiceError, plan: LoadPlan, lookup: CacheLookup, responseTime: Date
+    ) -> CachedResponse? {
+        let head = network.response.head
+        guard error.code == .unacceptableStatus, plan.cacheableStatus.storesRejected(head.status),
+            let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
+            let entry = storable(
+                network, policy: plan.cachePolicy, requestTime: lookup.requestTime, responseTime: responseTime)
+        else { return nil }
+        guard head.status.code >= 500 else { return entry }
+        guard plan.cachePolicy.mode == .http, HTTPCacheRules.freshness(of: entry, now: responseTime).isFresh,
+            standIn(for: error, lookup: lookup, policy: plan.cachePolicy) == nil
+        else { return nil }
+        return entry
     }
 
     /// Finishes a network response and stores it when it may be stored: after it decoded, or,
@@ -112,7 +121,6 @@ extension RequestCoordinator {
         finish: nonisolated(nonsending) @escaping @Sendable (Execution) async throws -> T
     ) async throws -> T {
         let policy = plan.cachePolicy
-        let head = network.response.head
         let requestTime = lookup.requestTime
         do {
             let value = try await finish(network)
@@ -121,15 +129,8 @@ extension RequestCoordinator {
                     entry, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
             }
             return value
-        } catch let error as ServiceError
-            where error.code == .unacceptableStatus
-            && storesRejected(head, error: error, plan: plan, lookup: lookup)
-        {
-            if let request = network.request, HTTPCacheRules.isStorable(request: request, response: head),
-                let entry = storable(network, policy: policy, requestTime: requestTime, responseTime: responseTime),
-                // A server error only while fresh as it arrives (explicit freshness, or a 501's
-                // heuristic one): a stale one would be of no use, and would replace the entry.
-                head.status.code < 500 || HTTPCacheRules.freshness(of: entry, now: responseTime).isFresh
+        } catch let error as ServiceError {
+            if let entry = rejectedEntry(network, error: error, plan: plan, lookup: lookup, responseTime: responseTime)
             {
                 await store(
                     entry, key: lookup.key, tiers: policy.tiers, cache: cache, plan: plan, request: network.request)
