@@ -83,7 +83,10 @@ package enum HTTPCacheRules {
         for name in connectionFields(of: response.headerFields) { fields[values: name] = [] }
         let transferCodings = response.headerFields[values: .transferEncoding]
             .flatMap { $0.split(separator: ",") }.map { String($0).trimmedSpaces }
-            .filter { !$0.isEmpty && $0.lowercased() != "chunked" }
+            .filter { coding in
+                let plain = coding.utf8.allSatisfy { $0 < 0x80 } ? coding.lowercased() : coding
+                return !plain.isEmpty && plain != "chunked" && plain != "identity"
+            }
         if !transferCodings.isEmpty { fields[.transferEncoding] = transferCodings.joined(separator: ", ") }
         return fields
     }

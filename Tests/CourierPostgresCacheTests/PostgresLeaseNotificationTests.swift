@@ -9,17 +9,6 @@ import PostgresNIO
 import Synchronization
 import Testing
 
-/// A clock whose sleeps never end within a test (until cancelled): a load on it cannot poll,
-/// so only a notification can move it.
-private struct StalledClock: Clock {
-    typealias Instant = ContinuousClock.Instant
-    var now: Instant { .now }
-    var minimumResolution: Duration { .nanoseconds(1) }
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        try await Task.sleep(for: .seconds(3_600))
-    }
-}
-
 /// `/gate?name=` of the test server, cached for a minute in the shared tier only, collapsed
 /// across the fleet with a minute's wait.
 struct FleetGateResource: Resource {

@@ -16,7 +16,7 @@ actor NotifyingLeasingStore: CacheLeaseNotifying {
     /// Whether another process holds every lease.
     private var leaseHeldElsewhere = true
     private(set) var granted = 0
-    private var gate: CheckedContinuation<Void, Never>?
+    private var gate: [CheckedContinuation<Void, Never>] = []
     private var gateShut = false
 
     init() { notifications.setListening(true) }
@@ -28,14 +28,14 @@ actor NotifyingLeasingStore: CacheLeaseNotifying {
 
     func openGate() {
         gateShut = false
-        gate?.resume()
-        gate = nil
+        for read in gate { read.resume() }
+        gate = []
     }
 
     func entry(for key: CacheKey) async throws -> CachedResponse? {
         if gateShut {
             await withCheckedContinuation {
-                gate = $0
+                gate.append($0)
                 heldReads.add()
             }
         }
@@ -66,6 +66,7 @@ struct FleetReleaseRaceTests {
         let store = NotifyingLeasingStore()
         var configuration = RequestCoordinator.Configuration()
         configuration.cache = TieredCache(stores: [store])
+        configuration.clock = StalledClock()  // no poll: only the notifications move the waiter
         try await withCoordinator(configuration: configuration) { server, coordinator in
             let resource = FleetResource(
                 baseURL: server.baseURL, name: "fleet-race",

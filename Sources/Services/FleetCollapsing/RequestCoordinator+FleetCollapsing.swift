@@ -90,7 +90,7 @@ extension RequestCoordinator {
         var waitsOn = false
         while true {
             let callsStarted = ContinuousClock.now
-            if waitsOn {
+            if waitsOn && waited < fleet.wait {
                 waitsOn = false
             } else {
                 if let decision = await attemptLease(
@@ -152,17 +152,17 @@ extension RequestCoordinator {
 
     /// One look at the fleet: the entry another process stored (once the load has waited), else
     /// the lease when it is free; nil while another holder has it. An unread release on `watch`
-    /// is forgotten first: it was an earlier holder's.
+    /// is forgotten first (it was an earlier holder's); one heard during the look is kept.
     private nonisolated func attemptLease(
         _ leasing: any CacheLeasing, key: CacheKey, fleet: FleetCollapsing, plan: LoadPlan, waited: Duration,
         watch: LeaseWatch?
     ) async -> FleetDecision? {
+        watch?.discardUnread()
         do {
             if waited > .zero, try await leasing.entry(for: key)?.isWhole == true {
                 reportFleet(.leaseWaited(key: key.description), plan: plan)
                 return .found(nil)
             }
-            watch?.discardUnread()
             guard let lease = try await leasing.acquireLease(on: key, for: fleet.lease) else { return nil }
             // Another holder may have stored the entry and left since this load looked: before
             // its first poll, or between its last poll and this lease (a race the PostgreSQL
