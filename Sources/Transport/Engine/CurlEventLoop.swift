@@ -12,7 +12,7 @@ internal import Glibc
 /// Thread-safety invariant (why `@unchecked Sendable` is sound): `multi`'s transfers,
 /// `running`, `admission`, `nextWaitingDeadline`, `nextIdleCheck`, `sockets`, `idleHandles`, `cancelsInFlight` and
 /// `runsJobs` are touched only on the loop thread; `jobExecutor` is written once before the thread starts. Other threads reach the
-/// loop only through `inbox` (a `LockedValue`) followed by `curl_multi_wakeup`, which libcurl
+/// loop only through `inbox` (a `LockedValue`) and `curl_multi_wakeup` under its lock, which libcurl
 /// documents as callable from any thread, and read `load` and `waiting`, atomics. The loop
 /// thread's state sits in ``LoopBound`` boxes, which check the thread in debug builds (bound
 /// when the thread starts) and skip dynamic exclusivity checks.
@@ -191,52 +191,60 @@ final class CurlEventLoop: @unchecked Sendable {
     /// loop thread has released every curl resource.
     func shutdown(cancelInFlight: Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (wake, alreadyStopped) = inbox.withLock { inbox -> (Bool, Bool) in
-                if inbox.phase == .stopped { return (false, true) }
+            let alreadyStopped = inbox.withLock { inbox -> Bool in
+                if inbox.phase == .stopped { return true }
                 inbox.shutdownWaiters.append(continuation)
                 inbox.phase = .draining
                 inbox.commands.append(.shutdown(cancelInFlight: cancelInFlight))
-                return (inbox.polling, false)
+                wakeIfPolling(&inbox)
+                return false
             }
             if alreadyStopped { continuation.resume() }
-            if wake { curl_multi_wakeup(multi) }
         }
     }
 
     /// Fire-and-forget shutdown for `deinit`.
     func shutdownDetached() {
-        let wake = inbox.withLock { inbox -> Bool in
-            guard inbox.phase == .running else { return false }
+        inbox.withLock { inbox in
+            guard inbox.phase == .running else { return }
             inbox.phase = .draining
             inbox.commands.append(.shutdown(cancelInFlight: true))
-            return inbox.polling
+            wakeIfPolling(&inbox)
         }
-        if wake { curl_multi_wakeup(multi) }
     }
 
     /// Queues a job of a task that prefers the group's executor; once the loop has stopped,
     /// jobs go to the global concurrent executor instead.
     func enqueueJob(_ job: UnownedJob) {
-        let (queued, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard inbox.phase != .stopped else { return (false, false) }
+        let queued = inbox.withLock { inbox -> Bool in
+            guard inbox.phase != .stopped else { return false }
             inbox.jobs.append(job)
-            return (true, inbox.polling)
+            wakeIfPolling(&inbox)
+            return true
         }
-        if wake { curl_multi_wakeup(multi) }
         if !queued { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
     }
 
     private func submit(_ command: Command) -> Bool {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+        inbox.withLock { inbox -> Bool in
             switch (inbox.phase, command) {
-            case (.stopped, _), (.draining, .add): return (false, false)
+            case (.stopped, _), (.draining, .add): return false
             default:
                 inbox.commands.append(command)
-                return (true, inbox.polling)
+                wakeIfPolling(&inbox)
+                return true
             }
         }
-        if wake { curl_multi_wakeup(multi) }
-        return accepted
+    }
+
+    /// Wakes the loop thread from `curl_multi_poll`, once per poll. Called under the inbox's
+    /// lock: the loop clears `polling` under it when its poll returns and frees `multi` only
+    /// after, so a wake-up never reaches a freed multi handle (one made after the lock was
+    /// released could, when the loop stopped in between).
+    private func wakeIfPolling(_ inbox: inout Inbox) {
+        guard inbox.polling else { return }
+        inbox.polling = false
+        curl_multi_wakeup(multi)
     }
 
     // MARK: which loop runs this thread
