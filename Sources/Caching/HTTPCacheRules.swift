@@ -81,12 +81,8 @@ package enum HTTPCacheRules {
     package static func storedFields(of response: HTTPResponse) -> HTTPFields {
         var fields = response.headerFields
         for name in connectionFields(of: response.headerFields) { fields[values: name] = [] }
-        let transferCodings = response.headerFields[values: .transferEncoding]
-            .flatMap { $0.split(separator: ",") }.map { String($0).trimmedSpaces }
-            .filter { coding in
-                let plain = coding.utf8.allSatisfy { $0 < 0x80 } ? coding.lowercased() : coding
-                return !plain.isEmpty && plain != "chunked" && plain != "identity"
-            }
+        let transferCodings = Codings.listed(
+            in: response.headerFields, .transferEncoding, ignoring: ["chunked", "identity"])
         if !transferCodings.isEmpty { fields[.transferEncoding] = transferCodings.joined(separator: ", ") }
         return fields
     }

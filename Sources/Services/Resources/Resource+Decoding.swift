@@ -64,9 +64,8 @@ enum JSONDecoding {
     /// handed on as it came, or any with `decompressesResponses` off): it explains the failure.
     static func undecodedCodings(of head: HTTPResponse) -> String {
         func applied(_ name: HTTPField.Name, besides plain: Set<String>) -> String? {
-            guard let value = head.headerFields[name] else { return nil }
-            let codings = value.lowercased().split(separator: ",").map { $0.filter { $0 != " " && $0 != "\t" } }
-            return codings.allSatisfy { $0.isEmpty || plain.contains($0) } ? nil : "\(name): \(value.prefix(64))"
+            let codings = Codings.listed(in: head.headerFields, name, ignoring: plain)
+            return codings.isEmpty ? nil : "\(name): \(codings.joined(separator: ", ").prefix(64))"
         }
         let codings = [
             applied(.contentEncoding, besides: ["identity"]),
