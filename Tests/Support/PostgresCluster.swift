@@ -57,7 +57,11 @@ public final class PostgresCluster: Sendable {
 
     /// Creates and starts a cluster. Throws ``PostgresClusterError`` when PostgreSQL is missing
     /// or will not start (the error carries the server's log).
-    public static func start() async throws -> PostgresCluster {
+    ///
+    /// A watchdog outlives `owner` (the calling process when nil): once that process is gone
+    /// (it crashed, or was killed before ``remove()``), the watchdog stops the server and
+    /// removes the directory; once the directory is gone, it ends.
+    public static func start(owner process: Int32? = nil) async throws -> PostgresCluster {
         guard let binaries = binaryDirectory else { throw PostgresClusterError.notInstalled }
         var user: String?
         var owner: (uid: uid_t, gid: gid_t)?
@@ -74,6 +78,7 @@ public final class PostgresCluster: Sendable {
             throw PostgresClusterError.commandFailed("chown \(directory)", output: "errno \(errno)")
         }
         do {
+            try await watch(directory, owner: process ?? getpid(), as: user, binaries: binaries)
             try await run(
                 as: user, binaries + "/initdb",
                 ["-D", directory + "/data", "-U", superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
@@ -107,6 +112,27 @@ public final class PostgresCluster: Sendable {
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
+        }
+    }
+
+    /// Starts the watchdog of the cluster in `directory`: a shell in a session of its own (so
+    /// that no signal to the test's process group reaches it), reparented to init at once,
+    /// which checks every 200 ms whether `owner` still runs and the directory still exists.
+    private static func watch(_ directory: String, owner: pid_t, as user: String?, binaries: String) async throws {
+        let stop =
+            (user.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + "\"$2\"/pg_ctl -D \"$1/data\" -m immediate -w stop"
+        let script = """
+            exec </dev/null >/dev/null 2>&1
+            while [ -d "$1" ] && kill -0 "$3"; do sleep 0.2; done
+            [ -d "$1" ] || exit 0
+            \(stop)
+            rm -rf "$1"
+            """
+        let (status, output) = try await ChildProcess.run(
+            "/usr/bin/setsid", ["-f", "/bin/sh", "-c", script, "watchdog", directory, binaries, "\(owner)"])
+        guard status == 0 else {
+            throw PostgresClusterError.commandFailed(
+                "setsid (watchdog)", output: String(decoding: output, as: UTF8.self))
         }
     }
 
