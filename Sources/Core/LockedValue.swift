@@ -25,7 +25,8 @@ package struct LockedValue<Value: Sendable>: @unchecked Sendable {
         storage = Storage.make(value)
     }
 
-    /// Runs `body` with the value while holding the lock. Keep it short: no `await`, no I/O,
+    /// Runs `body` with the value while holding the lock. Keep it short: no `await`, no I/O
+    /// (one exception: a curl loop's wake-up, one non-blocking write, see `CurlEventLoop`),
     /// no call that may take another lock.
     @inlinable @inline(__always)
     package func withLock<Result, Failure: Error>(

@@ -268,7 +268,7 @@ import Testing
 
     /// 64 callers at once: with the fixed limit the upstream has 64 at once; with an adaptive
     /// one, the limit settles where its answers stay near their unloaded time.
-    @Test func theLimitFallsToWhatTheUpstreamTakes() async throws {
+    @Test(.timeLimit(.minutes(5))) func theLimitFallsToWhatTheUpstreamTakes() async throws {
         let (fixedMock, fixedLoad) = Self.congestedUpstream()
         var configuration = RequestCoordinator.Configuration()
         configuration.cache = nil

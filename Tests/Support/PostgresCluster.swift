@@ -35,6 +35,9 @@ public final class PostgresCluster: Sendable {
     /// The data directory.
     public var dataDirectory: String { directory + "/data" }
 
+    /// The file holding the PID of the cluster's watchdog (see ``start(owner:)``).
+    public var watchdogFile: String { directory + "/watchdog.pid" }
+
     /// The newest `/usr/lib/postgresql/<version>/bin` holding `initdb` and `pg_ctl`, if any.
     public static let binaryDirectory: String? = {
         let root = "/usr/lib/postgresql"
@@ -117,15 +120,22 @@ public final class PostgresCluster: Sendable {
 
     /// Starts the watchdog of the cluster in `directory`: a shell in a session of its own (so
     /// that no signal to the test's process group reaches it), reparented to init at once,
-    /// which checks every 200 ms whether `owner` still runs and the directory still exists.
+    /// which checks every 200 ms whether `owner` still runs (a zombie does not: an orphaned
+    /// test process may never be reaped) and the directory still exists. Its PID is in
+    /// ``watchdogFile``.
     private static func watch(_ directory: String, owner: pid_t, as user: String?, binaries: String) async throws {
         let stop =
             (user.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + "\"$2\"/pg_ctl -D \"$1/data\" -m immediate -w stop"
         let script = """
             exec </dev/null >/dev/null 2>&1
-            while [ -d "$1" ] && kill -0 "$3"; do sleep 0.2; done
+            echo $$ > "$1/watchdog.pid"
+            runs() { stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; stat=${stat##*) }; [ "${stat%% *}" != Z ]; }
+            while [ -d "$1" ] && runs "$3"; do sleep 0.2; done
             [ -d "$1" ] || exit 0
-            \(stop)
+            \(stop) || {
+                postmaster=$(head -n 1 "$1/data/postmaster.pid")
+                [ -n "$postmaster" ] && kill -9 "$postmaster"
+            }
             rm -rf "$1"
             """
         let (status, output) = try await ChildProcess.run(
