@@ -197,7 +197,12 @@ import Testing
             task.cancel()
             let error = await serviceError { _ = try await task.value }
             #expect(error?.code == .cancelled)
-            for _ in 0..<100 where !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            // Up to 30 s: under a sanitizer on a starved machine, the producer's task may wait
+            // seconds for a thread.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !ended.withLock({ $0 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             let didEnd = ended.withLock { $0 }
             #expect(didEnd, "the sequence's iteration must end with the request")
         }
