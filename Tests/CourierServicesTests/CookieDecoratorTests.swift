@@ -1,11 +1,10 @@
 import CourierCaching
 import CourierCore
+import CourierServices
 import CourierTestServer
 import CourierTesting
 import Foundation
 import Testing
-
-@testable import CourierServices
 
 /// What the test server's `/cookies` routes answer.
 struct CookiesEcho: Decodable, Sendable, Equatable {

@@ -5,8 +5,6 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CourierServices
-
 /// Appends its name to `X-Trail`, or refuses.
 struct TrailDecorator: RequestDecorator {
     let name: String

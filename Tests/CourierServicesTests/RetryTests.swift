@@ -4,8 +4,9 @@ import CourierTesting
 import Foundation
 import Testing
 
-@testable import CourierServices
-
+/// Retries as a caller configures them: every knob of ``RetryPolicy`` is set here through its
+/// public initializer and checked by the waits a recording clock sees and the requests the
+/// server counts (the policy's own arithmetic is in `RetryPolicyTests`).
 @Suite("Retries")
 struct RetryTests {
     struct Flaky: Resource {
@@ -17,12 +18,24 @@ struct RetryTests {
         var endpoint: Endpoint { Endpoint(base, path: "/flaky", query: query) }
     }
 
-    func configuration(clock: RecordingClock, now: Date = Date()) -> RequestCoordinator.Configuration {
+    func configuration(
+        clock: RecordingClock, now: Date = Date(),
+        policy: RetryPolicy = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0)
+    ) -> RequestCoordinator.Configuration {
         var configuration = RequestCoordinator.Configuration()
         configuration.clock = clock
         configuration.now = { now }
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0)
+        configuration.retryPolicy = policy
         return configuration
+    }
+
+    /// An IMF-fixdate, written here rather than with Courier's own formatter.
+    func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     @Test("503 with Retry-After in seconds is retried after exactly that wait")
@@ -40,7 +53,7 @@ struct RetryTests {
     func retryAfterDate() async throws {
         let clock = RecordingClock()
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let later = HTTPDate.format(now.addingTimeInterval(42))
+        let later = httpDate(now.addingTimeInterval(42))
         try await withCoordinator(configuration: configuration(clock: clock, now: now)) { server, coordinator in
             _ = try await coordinator.load(
                 Flaky(base: server.baseURL, query: ["key": "d", "failures": "1", "status": "429", "retryAfter": later]))
@@ -140,26 +153,74 @@ struct RetryTests {
         await transport.shutdown()
     }
 
-    @Test("Retry-After parsing: seconds, IMF-fixdate, RFC 850, asctime, garbage")
-    func parsing() {
-        let now = Date(timeIntervalSince1970: 784_111_777 - 10)  // 10 s before 06 Nov 1994 08:49:37
-        #expect(RetryPolicy.retryAfter("120", now: now) == .seconds(120))
-        #expect(RetryPolicy.retryAfter("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == .seconds(10))
-        #expect(RetryPolicy.retryAfter("Sunday, 06-Nov-94 08:49:37 GMT", now: now) == .seconds(10))
-        #expect(RetryPolicy.retryAfter("Sun Nov  6 08:49:37 1994", now: now) == .seconds(10))
-        #expect(RetryPolicy.retryAfter("soon", now: now) == nil)
-        #expect(RetryPolicy.retryAfter("-5", now: now) == nil)
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    @Test("the multiplier sets how much each wait grows, and the maximum delay caps it")
+    func multiplierAndMaximumDelay() async throws {
+        let clock = RecordingClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 5, initialDelay: .milliseconds(100), multiplier: 3, maximumDelay: .seconds(1), jitter: 0)
+        try await withCoordinator(configuration: configuration(clock: clock, policy: policy)) { server, coordinator in
+            _ = try await coordinator.load(Flaky(base: server.baseURL, query: ["key": "m", "failures": "4"]))
+            #expect(clock.sleeps == [.milliseconds(100), .milliseconds(300), .milliseconds(900), .seconds(1)])
+            #expect(server.requests(to: "/flaky").count == 5)
+        }
     }
 
-    @Test("jitter keeps each delay within its share of the backoff")
-    func jitter() {
-        let policy = RetryPolicy(initialDelay: .seconds(1), jitter: 0.5)
-        #expect(policy.backoff(attempt: 1, random: 0) == .seconds(1))
-        #expect(policy.backoff(attempt: 1, random: 0.999_999) > .milliseconds(500))
-        #expect(policy.backoff(attempt: 3, random: 0) == .seconds(4))
-        #expect(
-            RetryPolicy(initialDelay: .seconds(20), maximumDelay: .seconds(30), jitter: 0).backoff(
-                attempt: 5, random: 0) == .seconds(30))
+    @Test("a policy that does not honor Retry-After backs off as if the header were absent")
+    func retryAfterIgnored() async throws {
+        let clock = RecordingClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0, honorsRetryAfter: false)
+        try await withCoordinator(configuration: configuration(clock: clock, policy: policy)) { server, coordinator in
+            let loaded = try await coordinator.load(
+                Flaky(base: server.baseURL, query: ["key": "i", "failures": "2", "retryAfter": "7"]))
+            #expect(String(decoding: loaded.value, as: UTF8.self) == #"{"attempts":3}"#)
+            #expect(clock.sleeps == [.milliseconds(100), .milliseconds(200)])
+        }
+    }
+
+    @Test("a Retry-After beyond the policy's maximum ends the retries with the answer as it is")
+    func retryAfterTooLong() async throws {
+        let clock = RecordingClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0, maximumRetryAfter: .seconds(5))
+        try await withCoordinator(configuration: configuration(clock: clock, policy: policy)) { server, coordinator in
+            let error = await serviceError {
+                _ = try await coordinator.load(
+                    Flaky(base: server.baseURL, query: ["key": "l", "failures": "1", "retryAfter": "7"]))
+            }
+            #expect(error?.status?.code == 503)
+            #expect(clock.sleeps.isEmpty)
+            #expect(server.requests(to: "/flaky").count == 1)
+        }
+    }
+
+    @Test("a policy that retries non-idempotent requests repeats a POST without an Idempotency-Key")
+    func nonIdempotentRetries() async throws {
+        let clock = RecordingClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0, retriesNonIdempotentRequests: true)
+        try await withCoordinator(configuration: configuration(clock: clock, policy: policy)) { server, coordinator in
+            let post = Flaky(base: server.baseURL, query: ["key": "n", "failures": "1"], method: .post)
+            let loaded = try await coordinator.load(post)
+            #expect(String(decoding: loaded.value, as: UTF8.self) == #"{"attempts":2}"#)
+            #expect(clock.sleeps == [.milliseconds(100)])
+        }
+    }
+
+    @Test("only the policy's retryable statuses are retried")
+    func retryableStatuses() async throws {
+        let clock = RecordingClock()
+        let policy = RetryPolicy(
+            maximumAttempts: 4, initialDelay: .milliseconds(100), jitter: 0, retryableStatuses: [500])
+        try await withCoordinator(configuration: configuration(clock: clock, policy: policy)) { server, coordinator in
+            let busy = await serviceError {
+                _ = try await coordinator.load(Flaky(base: server.baseURL, query: ["key": "r1", "failures": "1"]))
+            }
+            #expect(busy?.status?.code == 503)
+            #expect(clock.sleeps.isEmpty)
+            _ = try await coordinator.load(
+                Flaky(base: server.baseURL, query: ["key": "r2", "failures": "1", "status": "500"]))
+            #expect(clock.sleeps == [.milliseconds(100)])
+        }
     }
 }

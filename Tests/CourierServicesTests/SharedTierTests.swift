@@ -1,10 +1,9 @@
 import CourierCore
+import CourierServices
 import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
-
-@testable import CourierServices
 
 /// Under `CachePolicy.http`, the tier a fleet shares acts as a shared cache while memory and
 /// disk keep a private cache's rules.

@@ -1,4 +1,5 @@
 import CourierCore
+import CourierServices
 import CourierTestServer
 import CourierTesting
 import Foundation
@@ -7,8 +8,6 @@ import InMemoryTracing
 import MetricsTestKit
 import Testing
 import Tracing
-
-@testable import CourierServices
 
 /// What the upstream protections report: each policy's metric and the attribute it puts on the
 /// load's span.

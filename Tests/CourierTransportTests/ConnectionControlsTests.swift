@@ -181,6 +181,36 @@ import Testing
         return ((first, second, third), backToBack)
     }
 
+    // MARK: Idle connections
+
+    /// Four transfers at once open four connections; when they end, a transport that keeps
+    /// one idle connection closes three, and one that lets curl size its cache keeps all four.
+    @Test func idleConnectionsBeyondTheLimitAreClosed() async throws {
+        let server = try await TestServer.start()
+        let keepingOne = makeTransport { $0.maximumIdleConnections = 1 }
+        let keepingAll = makeTransport { _ in }
+        let origin = "http://\(server.authority)"
+        for transport in [keepingOne, keepingAll] {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        let request = HTTPRequest(
+                            method: .get, scheme: "http", authority: server.authority,
+                            path: "/slow-body?chunks=4&delayMs=100")
+                        return try await transport.send(request).body.count
+                    }
+                }
+                for try await count in group { #expect(count == 400) }
+            }
+        }
+        #expect(server.snapshot.connectionsAccepted == 8)
+        #expect(await keepingOne.poolSnapshot().connections[origin]?.open == 1)
+        #expect(await keepingAll.poolSnapshot().connections[origin]?.open == 4)
+        await keepingOne.shutdown()
+        await keepingAll.shutdown()
+        await server.stop()
+    }
+
     // MARK: Revocation
 
     func hello(_ transport: CurlTransport, _ peer: TLSPeer, _ tls: TLSOptions) async throws -> String {

@@ -12,6 +12,11 @@ import Testing
             #expect(Array(response.body) == Payloads.smallJSON)
             #expect(response.metrics.httpVersion == "1.1")
             #expect(response.metrics.total > .zero)
+            // curl's timers run from the hop's start, each phase after the one before it.
+            #expect(response.metrics.nameLookup <= response.metrics.connect)
+            #expect(response.metrics.connect <= response.metrics.firstByte)
+            #expect(response.metrics.firstByte > .zero && response.metrics.firstByte <= response.metrics.total)
+            #expect(response.metrics.tlsHandshake == .zero)
             #expect(response.metrics.bytesReceived == Int64(Payloads.smallJSON.count))
         }
     }
@@ -92,6 +97,23 @@ import Testing
             let delete = try Echo(try await transport.send(server.request("/echo", method: .delete)).body)
             #expect(delete.method == "DELETE")
             #expect(delete.bodyLength == 0)
+        }
+    }
+
+    @Test func progressCountsAnUploadAgainstItsKnownLength() async throws {
+        try await withLoopback { server, transport in
+            let body = [UInt8](repeating: 0x61, count: 1 << 20)
+            let (progress, reporter) = ProgressReporter.makeStream()
+            var options = TransferOptions()
+            options.progress = reporter
+            let collector = Task { await progress.reduce(into: [TransferProgress]()) { $0.append($1) } }
+            let response = try await transport.send(
+                server.request("/echo", method: .post), body: .bytes(body), options: options)
+            #expect(try Echo(response.body).bodyLength == body.count)
+            let values = await collector.value
+            #expect(values.last?.bytesSent == Int64(body.count))
+            #expect(values.last?.expectedBytesToSend == Int64(body.count))
+            #expect(values.allSatisfy { $0.bytesSent <= $0.expectedBytesToSend ?? .max })
         }
     }
 
@@ -185,5 +207,9 @@ import Testing
         let features = CurlFeatures.current
         #expect(!features.version.isEmpty)
         #expect(features.supportsUnixSockets)
+        // The libcurl the set-up commands install is built with OpenSSL and nghttp2.
+        #expect(features.tlsLibrary.hasPrefix("OpenSSL/"))
+        #expect(features.supportsHTTP2)
+        #expect(features.description.contains(features.tlsLibrary))
     }
 }

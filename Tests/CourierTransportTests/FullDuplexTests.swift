@@ -1,9 +1,8 @@
 import CourierTestServer
+import CourierTransport
 import Foundation
 import HTTPTypes
 import Testing
-
-@testable import CourierTransport
 
 /// Full duplex: the response head and body are read while the request body is still being
 /// produced. Each test sends a chunk, waits for its echo, and only then produces the next, so a

@@ -51,6 +51,26 @@ import Testing
         }
     }
 
+    @Test func aPolicysOwnSensitiveHeadersAreTheOnesDroppedAcrossOrigins() async throws {
+        try await withLoopback { server, transport in
+            let other = try await TestServer.start()
+            let apiKey = HTTPField.Name("X-Api-Key")!
+            var headers = HTTPFields()
+            headers[apiKey] = "key-secret"
+            headers[.authorization] = "Bearer kept-by-this-policy"
+            var options = TransferOptions()
+            options.redirects = RedirectPolicy(maximumRedirects: 3, sensitiveHeaders: [apiKey])
+            #expect(options.redirects.sensitiveHeaders == [apiKey])
+            let target = "http://127.0.0.1:\(other.port)/echo"
+            let response = try await transport.send(
+                server.request("/redirect-to?to=\(target)", headers: headers), body: nil, options: options)
+            let echo = try Echo(response.body)
+            #expect(echo.header("x-api-key") == nil)
+            #expect(echo.header("authorization") == "Bearer kept-by-this-policy")
+            await other.stop()
+        }
+    }
+
     @Test func credentialsStayOnTheSameOrigin() async throws {
         try await withLoopback { server, transport in
             var headers = HTTPFields()

@@ -1,8 +1,7 @@
 import CourierTestServer
+import CourierTransport
 import Foundation
 import Testing
-
-@testable import CourierTransport
 
 /// Request bodies from an `AsyncSequence` (`RequestBody.stream`), through a real curl transfer
 /// to the loopback server: chunked and with a declared length, backpressure, failures of the

@@ -1,9 +1,8 @@
 import CourierTestServer
+import CourierTransport
 import Foundation
 import HTTPTypes
 import Testing
-
-@testable import CourierTransport
 
 /// Trailer fields: a response's (HTTP/1.1 chunked, from the loopback server), on whole and
 /// streamed bodies, within the head's limits; and a request's, sent after a streamed body.

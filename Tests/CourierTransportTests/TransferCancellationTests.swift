@@ -1,9 +1,8 @@
 import CourierCore
 import CourierTestServer
+import CourierTransport
 import Foundation
 import Testing
-
-@testable import CourierTransport
 
 /// `TransferOptions.cancellation` ends a transfer as the cancellation of its task does: the
 /// coordinator relies on it to end a transfer that a load runs on its own task.
