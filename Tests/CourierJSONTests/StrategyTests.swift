@@ -26,6 +26,23 @@ struct StrategyTests {
         }
     }
 
+    @Test("the default strategies, set back by name, undo the others")
+    func defaultsByName() throws {
+        struct Stamp: Decodable, Equatable { var createdAt: Date }
+        let snake = Data(#"{"created_at": 20}"#.utf8)
+        let camel = Data(#"{"createdAt": 10}"#.utf8)
+        var decoder = CourierJSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .secondsSince1970
+        #expect(try decoder.decode(Stamp.self, from: snake).createdAt == Date(timeIntervalSince1970: 20))
+        decoder.keyDecodingStrategy = .useDefaultKeys
+        decoder.dateDecodingStrategy = .deferredToDate
+        #expect(throws: DecodingError.self) { try decoder.decode(Stamp.self, from: snake) }
+        // Date's own decoding: seconds since 2001, as a fresh decoder reads it.
+        #expect(try decoder.decode(Stamp.self, from: camel).createdAt == Date(timeIntervalSinceReferenceDate: 10))
+        #expect(try CourierJSONDecoder().decode(Stamp.self, from: camel) == decoder.decode(Stamp.self, from: camel))
+    }
+
     @Test("dates: a parse strategy, and a custom closure that reads the value itself")
     func formattedAndCustom() throws {
         var ours = CourierJSONDecoder()

@@ -62,6 +62,7 @@ struct CachingTests {
             let second = try await resource.loadResponse(using: coordinator)
             #expect(second.source == .memory && second.value == first.value && !second.isStale)
             #expect(second.metrics.total == .zero)
+            #expect(!first.source.isCache && second.source.isCache)
             clock.advance(1)
             let third = try await resource.loadResponse(using: coordinator)
             #expect(third.source == .network && third.value.served == 2)
@@ -183,6 +184,7 @@ struct CachingTests {
             let first = try await resource.loadResponse(using: coordinator)
             let second = try await resource.loadResponse(using: coordinator)
             #expect(second.source == .revalidated && second.value == first.value)
+            #expect(second.source.isCache)  // a 304 confirmed the stored value
             #expect(second.metrics.total > .zero)
             #expect(server.cacheCounts("etag") == (2, 1))
             #expect(server.requests(to: "/cache?key=etag").last?.header("If-None-Match") == "\"v1\"")

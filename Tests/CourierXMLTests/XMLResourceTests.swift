@@ -66,6 +66,27 @@ struct WrongShape: XMLResource {
     var xmlKeyPath: [String] { ["channel", "item"] }
 }
 
+/// The feed's items with their dates, read by a decoder the resource configures.
+struct DatedHeadlines: XMLResource {
+    struct Item: Decodable, Sendable {
+        var title: String
+        var pubDate: Date
+    }
+    typealias Response = [Item]
+    var base: String
+    var endpoint: Endpoint { Endpoint(base, path: "/rss") }
+    var decodingKeyPath: [String] { ["channel", "item"] }
+    var xmlDecoder: XMLDecoder {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        let decoder = XMLDecoder()
+        decoder.dateDecodingStrategy = .formatted(formatter)
+        return decoder
+    }
+}
+
 @Suite("XML resources")
 struct XMLResourceTests {
     @Test("an RSS feed decodes whole, and below a key path")
@@ -93,6 +114,9 @@ struct XMLResourceTests {
         }
         #expect(missing?.code == .decodingFailed)
         #expect(missing?.message.contains("missing key 'entry'") == true)
+        // The resource's own decoder reads the RFC 822 dates.
+        let dated = try await DatedHeadlines(base: server.baseURL).load(using: coordinator)
+        #expect(dated.map(\.pubDate.timeIntervalSince1970) == [1_795_348_800, 1_795_253_400, 1_795_197_600])
         await transport.shutdown()
         await server.stop()
     }
