@@ -92,21 +92,6 @@ struct CoordinatorPipelineTests {
         }
     }
 
-    @Test("a default cache policy covers the operations not named, and a named policy overrides it")
-    func defaultCachePolicy() async throws {
-        var transport = CourierClientTransport.Configuration()
-        transport.defaultCachePolicy = .cacheElseNetwork(maxAge: .seconds(300))
-        transport.cachePolicies["downloadFile"] = .networkOnly
-        try await withClient(transport: transport) { server, _, client in
-            let first = try await client.getItem(path: .init(itemID: "d1")).ok.body.json
-            let again = try await client.getItem(path: .init(itemID: "d1")).ok.body.json
-            #expect(again == first)
-            #expect(server.requests(to: "/openapi/items/d1").count == 1)
-            for _ in 0..<2 { _ = try await client.downloadFile(path: .init(name: "blob-10")).ok }
-            #expect(server.requests(to: "/openapi/files/blob-10").count == 2)
-        }
-    }
-
     @Test("operations not given a cache policy are never cached (the default)")
     func noCacheByDefault() async throws {
         try await withClient { server, _, client in

@@ -51,6 +51,13 @@ func withCachingCoordinator<T>(
 
 @Suite("Caching through the coordinator")
 struct CachingTests {
+    @Test("a policy collapsing across the fleet carries its wait and lease; others carry none")
+    func fleetCollapsingOfAPolicy() {
+        let policy = CachePolicy.http().collapsingAcrossFleet(wait: .seconds(2), lease: .seconds(8))
+        #expect(policy.fleetCollapsing == FleetCollapsing(wait: .seconds(2), lease: .seconds(8)))
+        #expect(CachePolicy.http().fleetCollapsing == nil)
+    }
+
     @Test("cacheElseNetwork: stored, served from memory, back to the network after maxAge")
     func cacheElseNetwork() async throws {
         try await withCachingCoordinator { server, coordinator, clock in

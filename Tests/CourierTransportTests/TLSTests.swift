@@ -107,4 +107,34 @@ import Testing
         strict.stop()
         await finish()
     }
+
+    /// An encrypted key is read with its password; a wrong one fails the transfer as a TLS
+    /// failure, and the password is never printed.
+    @Test func anEncryptedClientKeyIsReadWithItsPassword() async throws {
+        let clientDirectory = try TemporaryDirectory()
+        let client = try TLSPeer.makeCertificate(in: clientDirectory.path, name: "client")
+        let encrypted = clientDirectory.file("client-key-encrypted.pem")
+        let converted = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            ["pkey", "-in", client.key, "-aes256", "-passout", "pass:s3cret-pass", "-out", encrypted])
+        try #require(converted.status == 0)
+        let strict = try await TLSPeer.start(clientCertificateAuthority: client.certificate)
+        try strict.serve("hello", response: "HTTP/1.0 200 OK\r\n\r\nencrypted")
+        let request = HTTPRequest(method: .get, scheme: "https", authority: strict.authority, path: "/hello")
+        var options = TransferOptions()
+        options.tls.certificateAuthorityFile = strict.certificateFile
+
+        options.tls.clientCertificate = ClientCertificate(
+            certificateFile: client.certificate, privateKeyFile: encrypted, privateKeyPassword: "wrong")
+        let refused = await serviceError { _ = try await transport.send(request, body: nil, options: options) }
+        #expect(refused?.code == .tlsFailed)
+        #expect(refused.map { "\($0)".contains("wrong") } == false)
+
+        options.tls.clientCertificate?.privateKeyPassword = "s3cret-pass"
+        let response = try await transport.send(request, body: nil, options: options)
+        #expect(String(decoding: response.body, as: UTF8.self) == "encrypted")
+        #expect(options.tls.clientCertificate.map { "\($0)".contains("s3cret") } == false)
+        strict.stop()
+        await finish()
+    }
 }
