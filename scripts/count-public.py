@@ -81,6 +81,9 @@ def strip(src):
         m = re.match(r'(#*)("""|")', src[i:i + 12])
         if m and (m.group(1) == "" or c == "#") and (c == '"' or m.group(1)):
             hashes, quote = m.group(1), m.group(2)
+            after = i + len(hashes) + 3
+            if quote == '"""' and not re.match(r"[ \t]*\n", src[after:after + 80]):
+                quote = '"'  # `#""""#` is one line: a multi-line literal opens with a newline
             close = quote + hashes
             j = i + len(hashes) + len(quote)
             depth = 0  # interpolation parens \( ... )

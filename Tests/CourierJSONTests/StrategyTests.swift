@@ -35,8 +35,15 @@ struct StrategyTests {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .secondsSince1970
         #expect(try decoder.decode(Stamp.self, from: snake).createdAt == Date(timeIntervalSince1970: 20))
+        decoder.dataDecodingStrategy = .deferredToData
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         decoder.keyDecodingStrategy = .useDefaultKeys
         decoder.dateDecodingStrategy = .deferredToDate
+        decoder.dataDecodingStrategy = .base64
+        decoder.nonConformingFloatDecodingStrategy = .throw
+        #expect(try decoder.decode([Data].self, from: Data(#"["AQI="]"#.utf8)) == [Data([1, 2])])
+        #expect(throws: DecodingError.self) { try decoder.decode([Double].self, from: Data(#"["inf"]"#.utf8)) }
         #expect(throws: DecodingError.self) { try decoder.decode(Stamp.self, from: snake) }
         // Date's own decoding: seconds since 2001, as a fresh decoder reads it.
         #expect(try decoder.decode(Stamp.self, from: camel).createdAt == Date(timeIntervalSinceReferenceDate: 10))

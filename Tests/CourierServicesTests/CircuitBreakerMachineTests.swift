@@ -233,6 +233,4 @@ import Testing
         }
         #expect(after == .seconds(4))
     }
-
-    /// 4xx and 500 answers say the host is up: they never open a circuit.
 }

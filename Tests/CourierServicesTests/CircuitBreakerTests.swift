@@ -201,6 +201,7 @@ import Testing
         }
     }
 
+    /// 4xx and 500 answers say the host is up: they never open a circuit.
     @Test func answersThatAreNotOutagesKeepItClosed() async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/missing", with: .status(404))

@@ -61,7 +61,7 @@ struct CurlCommandTests {
         }
         let echo = try await run(command)
         #expect(echo.uri == "/echo?q=shoes&api_key=REDACTED&access_token=REDACTED&X-Amz-Signature=REDACTED&page=3")
-        #expect(echo.header("Authorization") == "Bearer REDACTED")
+        #expect(echo.header("Authorization") == "Bearer \(CurlCommand.redacted)")
         #expect(echo.header("Cookie") == "session=REDACTED; theme=REDACTED")
         #expect(echo.header("X-API-Key") == "REDACTED")
         #expect(echo.header("X-Request-ID") == "req-1")

@@ -30,6 +30,8 @@ final class CountingChunkTransport: HTTPTransport {
                 let transport: CountingChunkTransport
                 var index = 0
                 mutating func next() async throws -> Data? {
+                    // A stopped body fails its next read, as a transport's does.
+                    if transport.stopped.load(ordering: .relaxed) > 0 { throw ServiceError(.cancelled) }
                     guard index < transport.chunks else { return nil }
                     index += 1
                     transport.produced.add(1, ordering: .relaxed)
@@ -65,19 +67,22 @@ struct CustomTransportTests {
         await coordinator.shutdown()
     }
 
-    @Test("a reader that cancels the body stops the transport's stream")
+    @Test("cancelling the body reaches the transport's stream, and the next read fails")
     func cancellingStops() async throws {
         let transport = CountingChunkTransport(chunks: 1_000)
         let coordinator = RequestCoordinator(transport: transport)
         let streamed = try await coordinator.stream(Feed())
-        var read = 0
-        for try await _ in streamed.body {
-            read += 1
-            if read == 2 { break }
-        }
+        var iterator = streamed.body.makeAsyncIterator()
+        #expect(try await iterator.next() != nil)
         streamed.body.cancel()
         #expect(transport.stopped.load(ordering: .relaxed) == 1)
-        #expect(transport.produced.load(ordering: .relaxed) < 1_000)
+        do {
+            _ = try await iterator.next()
+            Issue.record("a read after cancel() went on")
+        } catch let error as ServiceError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(transport.produced.load(ordering: .relaxed) == 1)
         await coordinator.shutdown()
     }
 }

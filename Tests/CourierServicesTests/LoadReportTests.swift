@@ -33,12 +33,32 @@ struct LoadReportTests {
         #expect(await server.waitUntilHeld(first.gate, count: 1))
         let secondLoad = Task { try await coordinator.load(second) }
         if joins {
-            for await event in events where event.kind.name == .coalesced { break }
+            #expect(await Self.first(.coalesced, in: events), "the second load never joined the first")
         } else {
             #expect(await server.waitUntilHeld(first.gate, count: 2))
         }
         server.openGate(first.gate)
         return (try await firstLoad.value, try await secondLoad.value)
+    }
+
+    /// Whether an event named `name` comes within `timeout` (a load that never joins must fail
+    /// the test, not hang it).
+    static func first(
+        _ name: CoordinatorEvent.Kind.Name, in events: AsyncStream<CoordinatorEvent>, timeout: Duration = .seconds(60)
+    ) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in events where event.kind.name == name { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 
     @Test("a load that joined an identical one in flight says it was coalesced; the first does not")
@@ -117,14 +137,11 @@ struct LoadReportTests {
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
         let events = coordinator.events()
         _ = try await Stamped().load(using: coordinator)
-        var count: Int?
-        for await event in events where event.kind.name == .decorated {
-            count = event.kind.decoratorCount
-            break
-        }
-        #expect(count == 3)
+        await coordinator.shutdown()  // ends the stream after what was emitted
+        var counts: [Int?] = []
+        for await event in events where event.kind.name == .decorated { counts.append(event.kind.decoratorCount) }
+        #expect(counts == [3])
         #expect(mock.requests.first?.request.headerFields[HTTPField.Name("X-Stamp-resource")!] == "1")
-        await coordinator.shutdown()
     }
 
     @Test("a subscriber that lags keeps the newest eventBufferSize events")

@@ -74,7 +74,8 @@ struct HARTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try await TestServer.start()
         let transport = CurlTransport()
-        let recorder = HARRecorder(wrapping: transport, redactedQueryItems: ["token"])
+        let recorder = HARRecorder(
+            wrapping: transport, redactedQueryItems: HARRecorder.credentialQueryItems + ["token"])
         let recorded = try await runScenario(base: server.baseURL, coordinator: RequestCoordinator(transport: recorder))
         try recorder.write(to: path)
         await transport.shutdown()
@@ -85,7 +86,7 @@ struct HARTests {
         #expect(recorded.notFound == 404 && recorded.refused == "cannotConnect")
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(!text.contains("secret-token") && !text.contains("abc123") && !text.contains("query-secret"))
-        #expect(text.contains("REDACTED"))
+        #expect(text.contains(HARRecorder.redacted))
         try validateHAR(Data(text.utf8), entries: 5)
 
         let replay = try HARReplayTransport(contentsOf: path)
@@ -100,7 +101,7 @@ struct HARTests {
         let recorder = HARRecorder(wrapping: transport)
         _ = try await Items(base: server.baseURL, count: 1).load(using: RequestCoordinator(transport: recorder))
 
-        let strict = RequestCoordinator(transport: HARReplayTransport(recorder.document))
+        let strict = RequestCoordinator(transport: HARReplayTransport(recorder.document, unmatched: .fail))
         let error = await thrownCode { _ = try await Items(base: server.baseURL, count: 2).load(using: strict) }
         #expect(error?.code == .mockMissing)
         #expect(error?.message.contains("/envelope?count=2") == true)

@@ -183,31 +183,60 @@ import Testing
 
     // MARK: Idle connections
 
-    /// Four transfers at once open four connections; when they end, a transport that keeps
-    /// one idle connection closes three, and one that lets curl size its cache keeps all four.
+    /// Four transfers held at once open four connections; when they end, a transport that
+    /// keeps one idle connection closes three, and one that lets curl size its cache keeps more.
     @Test func idleConnectionsBeyondTheLimitAreClosed() async throws {
         let server = try await TestServer.start()
         let keepingOne = makeTransport { $0.maximumIdleConnections = 1 }
         let keepingAll = makeTransport { _ in }
         let origin = "http://\(server.authority)"
-        for transport in [keepingOne, keepingAll] {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<4 {
-                    group.addTask {
-                        let request = HTTPRequest(
-                            method: .get, scheme: "http", authority: server.authority,
-                            path: "/slow-body?chunks=4&delayMs=100")
-                        return try await transport.send(request).body.count
-                    }
+        for (transport, gate) in [(keepingOne, "idle-one"), (keepingAll, "idle-all")] {
+            let held = (0..<4).map { _ in
+                Task {
+                    let request = HTTPRequest(
+                        method: .get, scheme: "http", authority: server.authority, path: "/gate?name=\(gate)")
+                    return try await transport.send(request).head.status
                 }
-                for try await count in group { #expect(count == 400) }
             }
+            #expect(await server.waitUntilHeld(gate, count: 4))
+            server.openGate(gate)
+            for task in held { #expect(try await task.value == .ok) }
         }
         #expect(server.snapshot.connectionsAccepted == 8)
-        #expect(await keepingOne.poolSnapshot().connections[origin]?.open == 1)
-        #expect(await keepingAll.poolSnapshot().connections[origin]?.open == 4)
+        #expect(
+            await keepingOne.poolSnapshot().connections[origin] == ConnectionPoolSnapshot.Connections(open: 1, inUse: 0)
+        )
+        #expect(await keepingAll.poolSnapshot().connections[origin]?.open ?? 0 > 1)
         await keepingOne.shutdown()
         await keepingAll.shutdown()
+        await server.stop()
+    }
+
+    /// Past the per-host limit, transfers wait for a connection instead of opening more.
+    @Test func transfersPastThePerHostLimitWaitForAConnection() async throws {
+        let server = try await TestServer.start()
+        let transport = makeTransport { $0.maximumConnectionsPerHost = 2 }
+        let origin = "http://\(server.authority)"
+        let held = (0..<4).map { _ in
+            Task {
+                let request = HTTPRequest(
+                    method: .get, scheme: "http", authority: server.authority, path: "/gate?name=per-host")
+                return try await transport.send(request).head.status
+            }
+        }
+        #expect(await server.waitUntilHeld("per-host", count: 2))
+        let start = ContinuousClock.now
+        var snapshot = await transport.poolSnapshot()
+        while snapshot.transfersWaiting != 2, ContinuousClock.now - start < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(5))
+            snapshot = await transport.poolSnapshot()
+        }
+        #expect(snapshot.transfersWaiting == 2)
+        #expect(snapshot.connections[origin] == .init(open: 2, inUse: 2))
+        server.openGate("per-host")
+        for task in held { #expect(try await task.value == .ok) }
+        #expect(server.snapshot.connectionsAccepted == 2)
+        await transport.shutdown()
         await server.stop()
     }
 
