@@ -68,7 +68,7 @@ done
 traits=PostgreSQL
 export COURIER_STRICT=1 API_CHECK_TRAITS="$traits"
 if [ "$build" -eq 1 ]; then
-    swift build --build-tests --traits "$traits" -debug-info-format none >&2
+    swift build --build-tests --traits "$traits" >&2
 fi
 bin=.build/debug
 if [ -n "$version" ]; then

@@ -17,7 +17,7 @@ scratch=".build-readme/package"
 rm -rf "$scratch/Sources" "$scratch/Tests"
 python3 scripts/readme-blocks.py README.md "$scratch" "$PWD" Sources/*/*.docc/*.md
 if [ ! -f .build/debug.yaml ] || [ ! -e .build/debug/Modules/Courier.swiftmodule ]; then
-    swift build --build-tests --traits PostgreSQL -debug-info-format none
+    swift build --build-tests --traits PostgreSQL
 fi
 flags=".build-readme/flags"
 python3 - .build/debug.yaml >"$flags" <<'PY'

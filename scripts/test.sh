@@ -12,11 +12,7 @@ phase() { echo "test.sh: $1 took $(($(date +%s) - phase_started)) s"; phase_star
 bash scripts/install-deps.sh libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl libxml2 nginx postgresql curl python3-h2
 export COURIER_STRICT=1
 phase "installing what is missing"
-# Without debug information: a fresh build takes 0.74x the CPU and 0.78x the time it takes with
-# it (one pair, same machine), and a test run needs none (a failure names its source line
-# through Swift Testing's macros; a crash's backtrace still names its functions). Build with the
-# same flag to reuse this build (CONTRIBUTING.md); a debugger wants a build of its own.
-swift build --build-tests --traits PostgreSQL -debug-info-format none
+swift build --build-tests --traits PostgreSQL
 phase "the build"
 # At most 16 tests at once, as under the sanitizers (scripts/sanitize.sh): unbounded, all 700
 # start together, and a task one of them starts (a streamed body's producer) waited about 60 s
