@@ -31,12 +31,18 @@ struct DiskCacheTests {
     /// Entries read on the caller's thread (the default limit) and on the cache's queue (limit 0).
     static let readPaths = [DiskCache.Options().inlineReadLimit, 0]
 
-    @Test("round trip, also through a new instance on the same directory", arguments: readPaths)
-    func roundTrip(inlineReadLimit: Int) async throws {
+    /// Each way of reading and writing an entry: reads on the caller's thread and on the queue,
+    /// and writes flushed to the disk (`fsync`) before `store` returns.
+    static let roundTripOptions =
+        readPaths.map { DiskCache.Options(inlineReadLimit: $0) } + [
+            DiskCache.Options(synchronousWrites: true)
+        ]
+
+    @Test("round trip, also through a new instance on the same directory", arguments: roundTripOptions)
+    func roundTrip(options: DiskCache.Options) async throws {
         try await withTemporaryDirectory { directory in
             let key = CacheKey("GET https://example.com/a?b=1")
             let stored = sampleResponse(#"{"a":1}"#, bytes: 20_000)
-            let options = DiskCache.Options(inlineReadLimit: inlineReadLimit)
             let cache = try DiskCache(directory: directory, options: options)
             try await cache.store(stored, for: key)
             #expect(try await cache.entry(for: key) == stored)

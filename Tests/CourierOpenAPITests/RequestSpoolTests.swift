@@ -1,3 +1,4 @@
+import CourierOpenAPI
 import CourierServices
 import CourierTestServer
 import CourierTransport
@@ -6,8 +7,6 @@ import HTTPTypes
 import OpenAPIRuntime
 import Synchronization
 import Testing
-
-@testable import CourierOpenAPI
 
 /// Request bodies past the spool threshold go to a temporary file that every attempt re-reads
 /// and that is removed when the request ends; smaller ones stay in memory.
@@ -234,45 +233,22 @@ struct RequestSpoolTests {
         }
     }
 
-    @Test("the threshold is inclusive: that many bytes stay in memory, one more goes to a file")
-    func thresholdBoundary() async throws {
-        let spool = try SpoolDirectory()
-        defer { spool.delete() }
-        let threshold = 1 << 20
-        for length in [HTTPBody.Length.unknown, .known(Int64(threshold))] {
-            let atThreshold = try await RequestSpool.make(
-                from: PatternChunks.body(count: threshold, length: length), threshold: threshold, limit: 64 << 20,
-                directory: spool.url)
-            #expect(atThreshold.path == nil)
-            #expect(atThreshold.body?.inMemoryBytes?.count == threshold)
-        }
-        for length in [HTTPBody.Length.unknown, .known(Int64(threshold + 1))] {
-            let past = try await RequestSpool.make(
-                from: PatternChunks.body(count: threshold + 1, length: length), threshold: threshold, limit: 64 << 20,
-                directory: spool.url)
-            let path = try #require(past.path)
-            #expect(past.body?.inMemoryBytes == nil)
-            let written = try Data(contentsOf: URL(filePath: path))
-            #expect(written.count == threshold + 1)
-            #expect(written.count == threshold + 1 && Payloads.isPattern(written))
-            past.remove()
+    @Test("a lower threshold sends a smaller body to a file; it still arrives byte-exact")
+    func lowerThreshold() async throws {
+        var configuration = CourierClientTransport.Configuration()
+        configuration.requestBodySpoolThreshold = 50_000
+        try await withUploads(configuration) { server, transport, spool in
+            let count = 100_000
+            let upload = Task { try await put(transport, server, "gated-low", PatternChunks.body(count: count)) }
+            #expect(await server.waitUntilHeld("low", count: 1))
+            let files = spool.files()
+            #expect(files.count == 1)
+            let attributes = try FileManager.default.attributesOfItem(atPath: try #require(files.first))
+            #expect((attributes[.size] as? NSNumber)?.intValue == count)
+            server.openGate("low")
+            #expect(try await upload.value.attempts == [Self.expected(count)])
             #expect(spool.files().isEmpty)
         }
-    }
-
-    @Test("past the threshold, the body is read and written off the cooperative pool")
-    func spoolingRunsOffThePool() async throws {
-        let spool = try SpoolDirectory()
-        defer { spool.delete() }
-        let chunks = ExecutorRecordingChunks(count: 32)
-        let body = HTTPBody(chunks, length: .unknown, iterationBehavior: .single)
-        let spooled = try await RequestSpool.make(from: body, threshold: 1 << 20, limit: 64 << 20, directory: spool.url)
-        defer { spooled.remove() }
-        #expect(spooled.path != nil)
-        // 16 chunks of 64 KiB fill the 1 MiB threshold in memory; the 17th crosses it. Every
-        // later chunk is made, and written, on the spool executor.
-        let expected = Array(repeating: false, count: 17) + Array(repeating: true, count: 15)
-        #expect(chunks.onSpoolExecutor.withLock { $0 } == expected)
     }
 
     static func expected(_ count: Int) -> UploadAttempt {

@@ -131,6 +131,61 @@ import Testing
         #expect(load.withLock { $0.peak } <= bound, "at most \(bound) at once, as the limit said")
     }
 
+    /// Runs one load after another (one in flight: the limit of 4 never grows) through a mock
+    /// whose answer to `/item/<n>` takes `latencies[n]`, or is a 503 past them; returns the
+    /// limits announced.
+    static func sequentialLimits(
+        _ adaptive: AdaptiveConcurrency, latencies: [Duration], loads: Int? = nil, pause: Duration = .zero
+    ) async -> [Int] {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item/*") { request, _ in
+            let index = Int(request.path?.split(separator: "/").last ?? "") ?? 0
+            guard index < latencies.count else { return .serviceUnavailable() }
+            try await Task.sleep(for: latencies[index])
+            return .json("{}")
+        }
+        var configuration = RequestCoordinator.Configuration()
+        configuration.cache = nil
+        configuration.retryPolicy = .none
+        configuration.circuitBreaker = nil
+        configuration.adaptiveConcurrency = adaptive
+        let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
+        let events = coordinator.events(bufferingNewest: 100)
+        for id in 0..<(loads ?? latencies.count) {
+            if id == 1 { try? await Task.sleep(for: pause) }
+            _ = try? await Item(id: id).load(using: coordinator)
+        }
+        await coordinator.shutdown()
+        return await limits(in: events)
+    }
+
+    /// An overloaded host's answer (a 503) cuts the limit to `backoff` of itself.
+    @Test(arguments: [(0.5, 2), (0.75, 3)])
+    func aCutKeepsTheBackoffShareOfTheLimit(backoff: Double, expected: Int) async {
+        let adaptive = AdaptiveConcurrency(initialLimit: 4, backoff: backoff)
+        #expect(await Self.sequentialLimits(adaptive, latencies: [], loads: 1) == [expected])
+    }
+
+    /// An answer 20 times slower than the host's fastest cuts the limit under a tolerance of 2,
+    /// not under one of 40.
+    @Test(arguments: [(2.0, [2]), (40.0, [])])
+    func aSlowAnswerCutsTheLimitPastTheTolerance(tolerance: Double, expected: [Int]) async {
+        let adaptive = AdaptiveConcurrency(initialLimit: 4, latencyTolerance: tolerance, backoff: 0.5)
+        let limits = await Self.sequentialLimits(adaptive, latencies: [.milliseconds(10), .milliseconds(200)])
+        #expect(limits == expected)
+    }
+
+    /// The fastest answer is the baseline for two latency windows: a slow answer 300 ms after
+    /// it is judged against it with windows of a minute, and against itself with windows of
+    /// 100 ms.
+    @Test(arguments: [(Duration.seconds(60), [2]), (.milliseconds(100), [])])
+    func theBaselineLastsTwoLatencyWindows(window: Duration, expected: [Int]) async {
+        let adaptive = AdaptiveConcurrency(initialLimit: 4, latencyTolerance: 2, backoff: 0.5, latencyWindow: window)
+        let limits = await Self.sequentialLimits(
+            adaptive, latencies: [.milliseconds(10), .milliseconds(200)], pause: .milliseconds(300))
+        #expect(limits == expected)
+    }
+
     /// The limits `events` announced for the upstream's host, in the order they came.
     static func limits(in events: AsyncStream<CoordinatorEvent>) async -> [Int] {
         var limits: [Int] = []

@@ -168,6 +168,47 @@ import Testing
         await coordinator.shutdown()
     }
 
+    /// Half-open, a breaker with two probes lets two loads through at once and refuses the
+    /// third; the two successes close it.
+    @Test func aHalfOpenCircuitLetsItsProbesThroughAtOnce() async throws {
+        let mock = MockTransport()
+        mock.respond(to: .get, "/item", with: .serviceUnavailable())
+        for path in ["/a", "/b", "/c"] { mock.respond(to: .get, path, with: .json("{}")) }
+        let clock = ImmediateTestClock()
+        let breaker = CircuitBreaker(consecutiveFailures: 1, coolDown: .seconds(5), probes: 2)
+        let coordinator = RequestCoordinator(
+            transport: mock, configuration: Self.configuration(breaker, clock: clock))
+        let events = coordinator.events(bufferingNewest: 100)
+        _ = try? await Item().load(using: coordinator)
+        try await clock.sleep(for: .seconds(5))
+        mock.holdResponses()
+        let loads = ["/a", "/b", "/c"].map { path in
+            Task { try await Item(path: path).load(using: coordinator) }
+        }
+        // The failure and two probes, held: the third load was refused meanwhile (with one
+        // probe, the third request would never come).
+        #expect(await mock.waitForRequests(3, timeout: .seconds(30)))
+        mock.releaseResponses()
+        var loaded = 0
+        var refused = 0
+        for load in loads {
+            switch await load.result {
+            case .success: loaded += 1
+            case .failure(let error): if (error as? ServiceError)?.code == .circuitOpen { refused += 1 }
+            }
+        }
+        #expect(loaded == 2 && refused == 1)
+        #expect(mock.requestCount == 3)
+        _ = try await Item(path: "/a").load(using: coordinator)  // closed: sent
+        #expect(mock.requestCount == 4)
+        await coordinator.shutdown()
+        var names: [CoordinatorEvent.Kind.Name] = []
+        for await event in events where [.circuitOpened, .circuitClosed].contains(event.kind.name) {
+            names.append(event.kind.name)
+        }
+        #expect(names == [.circuitOpened, .circuitClosed])
+    }
+
     /// A retry the policy wants is not made into a circuit that this failure just opened.
     @Test func aRetryIntoAnOpenCircuitIsRefused() async throws {
         let mock = MockTransport()

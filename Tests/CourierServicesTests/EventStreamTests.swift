@@ -76,6 +76,21 @@ struct EventStreamTests {
         }
     }
 
+    @Test("a stream reconnects as .standard says unless told otherwise: 3 s without a retry field")
+    func standardReconnection() async throws {
+        let configuration = transferConfiguration()
+        let clock = try #require(configuration.clock as? RecordingClock)
+        try await withCoordinator(configuration: configuration) { server, coordinator in
+            let stream = coordinator.events(
+                TransferResource(server, "/events", ["key": "standard", "count": "2", "connections": "2"]))
+            #expect(stream.reconnection == .standard)
+            #expect(stream.reconnection.delay == .seconds(3) && stream.reconnection.maximumAttempts == 10)
+            let events = try await collect(stream)
+            #expect(events.count == 4)
+            #expect(clock.sleeps == [.seconds(3), .seconds(3)])
+        }
+    }
+
     @Test("a status the resource refuses, or another content type, fails without reconnecting")
     func refusals() async throws {
         try await withCoordinator(configuration: transferConfiguration()) { server, coordinator in

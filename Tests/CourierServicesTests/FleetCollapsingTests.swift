@@ -1,4 +1,6 @@
+import CourierCaching
 import CourierCore
+import CourierServices
 import CourierTestServer
 import CourierTesting
 import Foundation
@@ -6,8 +8,6 @@ import InMemoryTracing
 import MetricsTestKit
 import Testing
 import Tracing
-
-@testable import CourierServices
 
 /// `/gate?name=` through a cache policy that collapses across the fleet.
 struct FleetResource: Resource {
@@ -53,14 +53,20 @@ func withFleet<T>(
     }
 }
 
-/// The cache events of `stream` up to its end, as `name tier?` strings.
-func cacheEvents(_ stream: AsyncStream<CoordinatorEvent>) async -> [String] {
-    var names: [String] = []
+/// The cache events of `stream` up to its end.
+func cacheEvents(_ stream: AsyncStream<CoordinatorEvent>) async -> [CacheEvent] {
+    var events: [CacheEvent] = []
     for await event in stream {
-        guard let cache = event.kind.cacheEvent else { continue }
-        names.append(cache.tier.map { "\(cache.name) \($0)" } ?? "\(cache.name)")
+        if let cache = event.kind.cacheEvent { events.append(cache) }
     }
-    return names
+    return events
+}
+
+extension [CacheEvent] {
+    /// How many of these events are `name` (in `tier`, when one is given).
+    func count(_ name: CacheEvent.Name, in tier: CacheTier? = nil) -> Int {
+        count { $0.name == name && (tier == nil || $0.tier == tier) }
+    }
 }
 
 @Suite("Fleet-wide collapsing")
@@ -77,9 +83,11 @@ struct FleetCollapsingTests {
                 baseURL: server.baseURL, name: "fleet-once",
                 cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
             let (eventsA, eventsB) = (fleet[0].events(), fleet[1].events())
+            let joins = fleet[0].events()
             let loadsA = (0..<3).map { _ in Task { try await fleet[0].load(resource) } }
             #expect(await server.waitUntilHeld("fleet-once", count: 1))
-            await fleet[0].waitForWaiters(3)  // the other two joined the lease holder's transfer
+            // The other two joined the lease holder's transfer.
+            #expect(await waitForEvents(2, .coalesced, in: joins))
             let loadB = Task { try await fleet[1].load(resource) }
             #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))  // B waits for A's entry
             server.openGate("fleet-once")
@@ -97,11 +105,11 @@ struct FleetCollapsingTests {
             #expect(loaded1.source == .memory)
             await fleet[0].shutdown()
             await fleet[1].shutdown()
-            let (namesA, namesB) = (await cacheEvents(eventsA), await cacheEvents(eventsB))
-            #expect(namesA.filter { $0 == "leaseTaken" }.count == 1)
-            #expect(namesA.contains("stored shared"))
-            #expect(namesB.contains("leaseWaited") && namesB.contains("hit shared"))
-            #expect(!namesB.contains("leaseTaken"))
+            let (cacheA, cacheB) = (await cacheEvents(eventsA), await cacheEvents(eventsB))
+            #expect(cacheA.count(.leaseTaken) == 1)
+            #expect(cacheA.count(.stored, in: .shared) > 0)
+            #expect(cacheB.count(.leaseWaited) > 0 && cacheB.count(.hit, in: .shared) > 0)
+            #expect(cacheB.count(.leaseTaken) == 0)
         }
         let spans = tracer.clientSpans
         let fleetSpans = spans.filter { $0.attributes.get("courier.cache.fleet") != nil }
@@ -163,8 +171,8 @@ struct FleetCollapsingTests {
             #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(250) })
             #expect(await store.granted == 1)
             await fleet[1].shutdown()
-            let names = await cacheEvents(eventsB)
-            #expect(names.contains("leaseWaitTimedOut") && !names.contains("leaseTaken"))
+            let cacheB = await cacheEvents(eventsB)
+            #expect(cacheB.count(.leaseWaitTimedOut) > 0 && cacheB.count(.leaseTaken) == 0)
         }
     }
 
@@ -213,8 +221,8 @@ struct FleetCollapsingTests {
             #expect(await store.granted == 2)
             #expect(await store.released == 1)  // A's late release leaves B's lease alone
             await fleet[1].shutdown()
-            let names = await cacheEvents(eventsB)
-            #expect(names.contains("leaseTaken") && !names.contains("leaseWaitTimedOut"))
+            let cacheB = await cacheEvents(eventsB)
+            #expect(cacheB.count(.leaseTaken) > 0 && cacheB.count(.leaseWaitTimedOut) == 0)
         }
     }
 
@@ -240,39 +248,6 @@ struct FleetCollapsingTests {
         }
     }
 
-    @Test("followers in one process share the leader's wait; a cancelled follower leaves at once")
-    func followers() async throws {
-        let store = LeasingTestStore()
-        try await withFleet(store: store) { server, fleet in
-            let resource = FleetResource(
-                baseURL: server.baseURL, name: "fleet-follow",
-                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
-            let loadA = Task { try await fleet[0].load(resource) }
-            #expect(await server.waitUntilHeld("fleet-follow", count: 1))
-            let leader = Task { try await fleet[1].load(resource) }
-            #expect(await store.refusals.wait(until: 1, timeout: .seconds(60)))
-            let follower = Task { try await fleet[1].load(resource) }
-            let leaving = Task { try await fleet[1].load(resource) }
-            #expect(await fleet[1].fleetGate.followers.wait(until: 2, timeout: .seconds(60)))
-            leaving.cancel()
-            let error = await serviceError { _ = try await leaving.value }
-            #expect(error?.code == .cancelled)
-            #expect(fleet[1].fleetGate.followers.count == 1)
-            server.openGate("fleet-follow")
-            _ = try await loadA.value
-            // The leader wakes its followers before it reads the entry itself: one of them may
-            // have copied it into this process's memory first (CI saw it on a loaded machine).
-            let led = try await leader.value
-            #expect(led.source == .shared || led.source == .memory)
-            #expect(led.value.served == 1)
-            let followed = try await follower.value
-            #expect(followed.source == .memory || followed.source == .shared)
-            #expect(followed.value.served == 1)
-            #expect(server.gateCounts("fleet-follow").served == 1)
-            #expect(await store.granted == 1)
-        }
-    }
-
     @Test("a leasing store that throws never fails a load: storeFailed events name the shared tier")
     func failingStore() async throws {
         let policy = Self.policy.collapsingAcrossFleet()
@@ -295,9 +270,8 @@ struct FleetCollapsingTests {
             let loaded3 = try await fleet[0].load(resource)
             #expect(loaded3.source == .memory)
             await fleet[0].shutdown()
-            let names = await cacheEvents(events)
             // The lookup, the lease and the store each failed once.
-            #expect(names.filter { $0 == "storeFailed shared" }.count == 3)
+            #expect(await cacheEvents(events).count(.storeFailed, in: .shared) == 3)
         }
         #expect(metrics.counterTotal(label: "courier.cache.fleet", dimensions: [("outcome", "storeFailed")]) == 1)
         // Every failed call of the store: the lookup, the lease and the store.

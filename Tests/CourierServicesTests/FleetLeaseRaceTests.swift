@@ -59,7 +59,7 @@ struct FleetLeaseRaceTests {
         #expect(loaded.source == .shared && loaded.value.served == 7)
         #expect(server.gateCounts("race").served == 0)
         #expect(await store.leaseRequests == 2)
-        let names = await cacheEvents(events)
-        #expect(names.contains("leaseWaited") && !names.contains("leaseTaken"))
+        let cache = await cacheEvents(events)
+        #expect(cache.count(.leaseWaited) > 0 && cache.count(.leaseTaken) == 0)
     }
 }

@@ -33,32 +33,12 @@ struct LoadReportTests {
         #expect(await server.waitUntilHeld(first.gate, count: 1))
         let secondLoad = Task { try await coordinator.load(second) }
         if joins {
-            #expect(await Self.first(.coalesced, in: events), "the second load never joined the first")
+            #expect(await waitForEvents(1, .coalesced, in: events), "the second load never joined the first")
         } else {
             #expect(await server.waitUntilHeld(first.gate, count: 2))
         }
         server.openGate(first.gate)
         return (try await firstLoad.value, try await secondLoad.value)
-    }
-
-    /// Whether an event named `name` comes within `timeout` (a load that never joins must fail
-    /// the test, not hang it).
-    static func first(
-        _ name: CoordinatorEvent.Kind.Name, in events: AsyncStream<CoordinatorEvent>, timeout: Duration = .seconds(60)
-    ) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await event in events where event.kind.name == name { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
     }
 
     @Test("a load that joined an identical one in flight says it was coalesced; the first does not")

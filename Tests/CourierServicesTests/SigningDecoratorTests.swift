@@ -9,17 +9,17 @@ struct SigningDecoratorTests {
     static let apiKey = HTTPField.Name("X-API-Key")!
 
     /// Signs method, path, timestamp, API key and body digest, as an HMAC-signed API would.
-    static func signer() -> SigningDecorator {
-        SigningDecorator { request, digest in
-            let timestamp = "1700000000"
-            request.headerFields[HTTPField.Name("X-Timestamp")!] = timestamp
-            request.headerFields[HTTPField.Name("X-Body-SHA256")!] = digest.hex
-            let text = Self.canonical(
-                method: request.method.rawValue, path: request.path ?? "/", timestamp: timestamp,
-                apiKey: request.headerFields[apiKey] ?? "", bodyDigest: digest.hex)
-            request.headerFields[HTTPField.Name("X-Signature")!] = HMACSHA256.hex(key: secret, message: text)
-        }
+    static let sign: SigningDecorator.Signer = { request, digest in
+        let timestamp = "1700000000"
+        request.headerFields[HTTPField.Name("X-Timestamp")!] = timestamp
+        request.headerFields[HTTPField.Name("X-Body-SHA256")!] = digest.hex
+        let text = canonical(
+            method: request.method.rawValue, path: request.path ?? "/", timestamp: timestamp,
+            apiKey: request.headerFields[apiKey] ?? "", bodyDigest: digest.hex)
+        request.headerFields[HTTPField.Name("X-Signature")!] = HMACSHA256.hex(key: secret, message: text)
     }
+
+    static func signer() -> SigningDecorator { SigningDecorator(sign) }
 
     static func canonical(method: String, path: String, timestamp: String, apiKey: String, bodyDigest: String) -> String
     {

@@ -115,3 +115,28 @@ struct GateResource: Resource {
     var coalescing: Coalescing = .automatic
     var endpoint: Endpoint { Endpoint(baseURL, path: "/gate", query: ["name": name]) }
 }
+
+/// Whether `count` events named `name` come within `timeout` (a test whose events never come
+/// fails instead of hanging).
+func waitForEvents(
+    _ count: Int, _ name: CoordinatorEvent.Kind.Name, in events: AsyncStream<CoordinatorEvent>,
+    timeout: Duration = .seconds(60)
+) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            var seen = 0
+            for await event in events where event.kind.name == name {
+                seen += 1
+                if seen == count { return true }
+            }
+            return false
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
+    }
+}

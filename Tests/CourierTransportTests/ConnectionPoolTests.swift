@@ -105,6 +105,17 @@ struct ConnectionPoolTests {
         await server.stop()
     }
 
+    @Test("a transport with the default configuration runs defaultLoops loops: half the processors, 1 to 4")
+    func defaultLoops() async throws {
+        let transport = CurlTransport()
+        let loops = CurlTransport.Configuration.defaultLoops
+        #expect((1...4).contains(loops))
+        #expect(min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2)) == loops)
+        let snapshot = await transport.poolSnapshot()
+        #expect(snapshot.loops.map(\.index) == Array(0..<loops))
+        await transport.shutdown()
+    }
+
     @Test("a connection the server closed, and a transport shut down, leave nothing counted")
     func closedAndShutDown() async throws {
         let server = try await TestServer.start()
