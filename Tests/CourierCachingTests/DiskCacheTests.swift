@@ -32,7 +32,7 @@ struct DiskCacheTests {
     static let readPaths = [DiskCache.Options().inlineReadLimit, 0]
 
     /// Each way of reading and writing an entry: reads on the caller's thread and on the queue,
-    /// and writes flushed to the disk (`fsync`) before `store` returns.
+    /// and synchronous writes (whose `fsync` no test can see: this shows they still round-trip).
     static let roundTripOptions =
         readPaths.map { DiskCache.Options(inlineReadLimit: $0) } + [
             DiskCache.Options(synchronousWrites: true)

@@ -132,16 +132,18 @@ import Testing
     }
 
     /// Runs one load after another (one in flight: the limit of 4 never grows) through a mock
-    /// whose answer to `/item/<n>` takes `latencies[n]`, or is a 503 past them; returns the
-    /// limits announced.
+    /// whose answer to `/item/<n>` takes `latencies[n]`, or is a 503 past them, pausing
+    /// `pause` before the second; returns the limits announced. The answers' times and the
+    /// pause pass on a test clock, the coordinator's: exact, however busy the machine.
     static func sequentialLimits(
         _ adaptive: AdaptiveConcurrency, latencies: [Duration], loads: Int? = nil, pause: Duration = .zero
     ) async -> [Int] {
+        let clock = ImmediateTestClock()
         let mock = MockTransport()
         mock.respond(to: .get, "/item/*") { request, _ in
             let index = Int(request.path?.split(separator: "/").last ?? "") ?? 0
             guard index < latencies.count else { return .serviceUnavailable() }
-            try await Task.sleep(for: latencies[index])
+            try await clock.sleep(for: latencies[index])
             return .json("{}")
         }
         var configuration = RequestCoordinator.Configuration()
@@ -149,40 +151,42 @@ import Testing
         configuration.retryPolicy = .none
         configuration.circuitBreaker = nil
         configuration.adaptiveConcurrency = adaptive
+        configuration.clock = clock
         let coordinator = RequestCoordinator(transport: mock, configuration: configuration)
         let events = coordinator.events(bufferingNewest: 100)
         for id in 0..<(loads ?? latencies.count) {
-            if id == 1 { try? await Task.sleep(for: pause) }
+            if id == 1 { try? await clock.sleep(for: pause) }
             _ = try? await Item(id: id).load(using: coordinator)
         }
         await coordinator.shutdown()
         return await limits(in: events)
     }
 
-    /// An overloaded host's answer (a 503) cuts the limit to `backoff` of itself.
-    @Test(arguments: [(0.5, 2), (0.75, 3)])
+    /// An overloaded host's answer (a 503) cuts the limit to `backoff` of itself (of 10: 5 and
+    /// 7, where the default 0.9 gives 9).
+    @Test(arguments: [(0.5, 5), (0.75, 7)])
     func aCutKeepsTheBackoffShareOfTheLimit(backoff: Double, expected: Int) async {
-        let adaptive = AdaptiveConcurrency(initialLimit: 4, backoff: backoff)
+        let adaptive = AdaptiveConcurrency(initialLimit: 10, backoff: backoff)
         #expect(await Self.sequentialLimits(adaptive, latencies: [], loads: 1) == [expected])
     }
 
-    /// An answer 20 times slower than the host's fastest cuts the limit under a tolerance of 2,
-    /// not under one of 40.
-    @Test(arguments: [(2.0, [2]), (40.0, [])])
+    /// An answer 40 times slower than the host's fastest cuts the limit under a tolerance of 2,
+    /// not under one of 200.
+    @Test(arguments: [(2.0, [2]), (200.0, [])])
     func aSlowAnswerCutsTheLimitPastTheTolerance(tolerance: Double, expected: [Int]) async {
         let adaptive = AdaptiveConcurrency(initialLimit: 4, latencyTolerance: tolerance, backoff: 0.5)
-        let limits = await Self.sequentialLimits(adaptive, latencies: [.milliseconds(10), .milliseconds(200)])
+        let limits = await Self.sequentialLimits(adaptive, latencies: [.milliseconds(10), .milliseconds(400)])
         #expect(limits == expected)
     }
 
-    /// The fastest answer is the baseline for two latency windows: a slow answer 300 ms after
-    /// it is judged against it with windows of a minute, and against itself with windows of
-    /// 100 ms.
-    @Test(arguments: [(Duration.seconds(60), [2]), (.milliseconds(100), [])])
+    /// The fastest answer stays the baseline through one change of latency window, not two: a
+    /// slow answer 1.4 s after it is judged against it with windows of a minute or of a second
+    /// (one change), and against itself with windows of 100 ms (past two).
+    @Test(arguments: [(Duration.seconds(60), [2]), (.seconds(1), [2]), (.milliseconds(100), [])])
     func theBaselineLastsTwoLatencyWindows(window: Duration, expected: [Int]) async {
         let adaptive = AdaptiveConcurrency(initialLimit: 4, latencyTolerance: 2, backoff: 0.5, latencyWindow: window)
         let limits = await Self.sequentialLimits(
-            adaptive, latencies: [.milliseconds(10), .milliseconds(200)], pause: .milliseconds(300))
+            adaptive, latencies: [.milliseconds(10), .milliseconds(400)], pause: .seconds(1))
         #expect(limits == expected)
     }
 

@@ -168,12 +168,23 @@ import Testing
         await coordinator.shutdown()
     }
 
-    /// Half-open, a breaker with two probes lets two loads through at once and refuses the
-    /// third; the two successes close it.
+    /// Half-open, a breaker with two probes lets two loads through at once and refuses a
+    /// third; it closes on the second success, not the first.
     @Test func aHalfOpenCircuitLetsItsProbesThroughAtOnce() async throws {
         let mock = MockTransport()
         mock.respond(to: .get, "/item", with: .serviceUnavailable())
-        for path in ["/a", "/b", "/c"] { mock.respond(to: .get, path, with: .json("{}")) }
+        mock.respond(to: .get, "/c", with: .json("{}"))
+        let opened = LockedValue(Set<String>())
+        for path in ["/a", "/b"] {
+            mock.respond(to: .get, path) { _, _ in
+                // Held until the test opens this path.
+                let waited = ContinuousClock.now
+                while !opened.withLock({ $0.contains(path) }), ContinuousClock.now - waited < .seconds(30) {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                return .json("{}")
+            }
+        }
         let clock = ImmediateTestClock()
         let breaker = CircuitBreaker(consecutiveFailures: 1, coolDown: .seconds(5), probes: 2)
         let coordinator = RequestCoordinator(
@@ -181,25 +192,19 @@ import Testing
         let events = coordinator.events(bufferingNewest: 100)
         _ = try? await Item().load(using: coordinator)
         try await clock.sleep(for: .seconds(5))
-        mock.holdResponses()
-        let loads = ["/a", "/b", "/c"].map { path in
-            Task { try await Item(path: path).load(using: coordinator) }
-        }
-        // The failure and two probes, held: the third load was refused meanwhile (with one
-        // probe, the third request would never come).
-        #expect(await mock.waitForRequests(3, timeout: .seconds(30)))
-        mock.releaseResponses()
-        var loaded = 0
-        var refused = 0
-        for load in loads {
-            switch await load.result {
-            case .success: loaded += 1
-            case .failure(let error): if (error as? ServiceError)?.code == .circuitOpen { refused += 1 }
-            }
-        }
-        #expect(loaded == 2 && refused == 1)
-        #expect(mock.requestCount == 3)
-        _ = try await Item(path: "/a").load(using: coordinator)  // closed: sent
+        let probeA = Task { try await Item(path: "/a").load(using: coordinator) }
+        let probeB = Task { try await Item(path: "/b").load(using: coordinator) }
+        #expect(await mock.waitForRequests(3, timeout: .seconds(30)))  // the failure and both probes
+        let third = await serviceError { _ = try await Item(path: "/c").load(using: coordinator) }
+        #expect(third?.code == .circuitOpen)
+        opened.withLock { _ = $0.insert("/a") }
+        _ = try await probeA.value
+        // One success of two: still half-open, and no new probe takes the place of the first.
+        let fourth = await serviceError { _ = try await Item(path: "/c").load(using: coordinator) }
+        #expect(fourth?.code == .circuitOpen)
+        opened.withLock { _ = $0.insert("/b") }
+        _ = try await probeB.value
+        _ = try await Item(path: "/c").load(using: coordinator)  // closed: sent
         #expect(mock.requestCount == 4)
         await coordinator.shutdown()
         var names: [CoordinatorEvent.Kind.Name] = []

@@ -84,7 +84,6 @@ struct EventStreamTests {
             let stream = coordinator.events(
                 TransferResource(server, "/events", ["key": "standard", "count": "2", "connections": "2"]))
             #expect(stream.reconnection == .standard)
-            #expect(stream.reconnection.delay == .seconds(3) && stream.reconnection.maximumAttempts == 10)
             let events = try await collect(stream)
             #expect(events.count == 4)
             #expect(clock.sleeps == [.seconds(3), .seconds(3)])

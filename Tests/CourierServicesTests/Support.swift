@@ -117,7 +117,7 @@ struct GateResource: Resource {
 }
 
 /// Whether `count` events named `name` come within `timeout` (a test whose events never come
-/// fails instead of hanging).
+/// fails instead of hanging). `events` is finished after: read the rest from another stream.
 func waitForEvents(
     _ count: Int, _ name: CoordinatorEvent.Kind.Name, in events: AsyncStream<CoordinatorEvent>,
     timeout: Duration = .seconds(60)
