@@ -9,15 +9,13 @@ import Testing
 /// for all of them (it reads the gate's own count of followers, an internal).
 @Suite("Fleet-wide collapsing: the gate in one process")
 struct FleetGateTests {
-    static let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
-
     @Test("followers in one process share the leader's wait; a cancelled follower leaves at once")
     func followers() async throws {
         let store = LeasingTestStore()
         try await withFleet(store: store) { server, fleet in
             let resource = FleetResource(
                 baseURL: server.baseURL, name: "fleet-follow",
-                cachePolicy: Self.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
+                cachePolicy: FleetCollapsingTests.policy.collapsingAcrossFleet(wait: .seconds(60), lease: .seconds(60)))
             let loadA = Task { try await fleet[0].load(resource) }
             #expect(await server.waitUntilHeld("fleet-follow", count: 1))
             let leader = Task { try await fleet[1].load(resource) }
